@@ -1,0 +1,130 @@
+/* openreg.h: the C API of the emulated OpenReg accelerator (the "vendor driver"). */
+#ifndef OPENREG_H
+#define OPENREG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define OR_API __declspec(dllexport)
+#else
+#define OR_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every call returns an error code; orGetErrorString names it and
+ * orGetLastErrorDetail says what went wrong in the last failed call of this
+ * thread. */
+typedef enum orError {
+  orSuccess = 0,
+  orErrorInvalidValue = 1,
+  orErrorMemoryAllocation = 2,
+  orErrorInvalidDevice = 3,
+  orErrorInvalidMemcpyDirection = 4,
+  orErrorInvalidDevicePointer = 5,
+  orErrorInvalidResourceHandle = 6,
+  orErrorNotReady = 7,
+  orErrorLaunchFailure = 8,
+  orErrorNotPermitted = 9,
+  orErrorInitializationError = 10,
+} orError_t;
+
+typedef enum orMemcpyKind {
+  orMemcpyHostToHost = 0,
+  orMemcpyHostToDevice = 1,
+  orMemcpyDeviceToHost = 2,
+  orMemcpyDeviceToDevice = 3,
+} orMemcpyKind;
+
+typedef enum orMemoryType {
+  orMemoryTypeUnregistered = 0, /* ordinary host memory the driver does not know */
+  orMemoryTypeHost = 1,         /* pinned host memory from orMallocHost */
+  orMemoryTypeDevice = 2,       /* device memory from orMalloc */
+} orMemoryType;
+
+typedef struct orPointerAttributes {
+  orMemoryType type;
+  int device;        /* -1 unless type is orMemoryTypeDevice */
+  void* base;        /* start of the allocation containing the pointer */
+  size_t size;       /* size of that allocation */
+} orPointerAttributes;
+
+typedef struct orDeviceProp {
+  char name[64];
+  size_t totalGlobalMem;
+  int major;
+  int minor;
+  int multiProcessorCount;
+} orDeviceProp;
+
+typedef struct orStream_st* orStream_t; /* NULL: the current device's default stream */
+typedef struct orEvent_st* orEvent_t;
+
+/* A kernel runs on a stream's worker. Inside it, and only there,
+ * orGetKernelPointer turns device pointers into addresses it may touch. */
+typedef void (*orKernelFn)(void* args);
+typedef void (*orHostFn)(void* user_data);
+
+enum {
+  orEventDefault = 0,
+  orEventDisableTiming = 1,
+};
+
+/* Errors */
+OR_API const char* orGetErrorString(orError_t error);
+OR_API const char* orGetLastErrorDetail(void);
+
+/* Devices */
+OR_API orError_t orGetDeviceCount(int* count);
+OR_API orError_t orGetDevice(int* device);
+OR_API orError_t orSetDevice(int device);
+OR_API orError_t orGetDeviceProperties(orDeviceProp* prop, int device);
+OR_API orError_t orDeviceSynchronize(void);
+OR_API orError_t orMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+
+/* Memory */
+OR_API orError_t orMalloc(void** dev_ptr, size_t size);
+OR_API orError_t orFree(void* dev_ptr);
+OR_API orError_t orMallocHost(void** host_ptr, size_t size);
+OR_API orError_t orFreeHost(void* host_ptr);
+OR_API orError_t orPointerGetAttributes(orPointerAttributes* attr, const void* ptr);
+OR_API orError_t orMemcpy(void* dst, const void* src, size_t count, orMemcpyKind kind);
+OR_API orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind kind,
+                               orStream_t stream);
+OR_API orError_t orMemset(void* dev_ptr, int value, size_t count);
+OR_API orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t stream);
+
+/* Streams */
+OR_API orError_t orStreamCreate(orStream_t* stream);
+OR_API orError_t orStreamCreateWithPriority(orStream_t* stream, int priority);
+OR_API orError_t orStreamDestroy(orStream_t stream);
+OR_API orError_t orStreamGetDevice(orStream_t stream, int* device);
+OR_API orError_t orStreamGetPriority(orStream_t stream, int* priority);
+OR_API orError_t orStreamSynchronize(orStream_t stream);
+OR_API orError_t orStreamQuery(orStream_t stream);
+OR_API orError_t orStreamWaitEvent(orStream_t stream, orEvent_t event);
+OR_API orError_t orDeviceGetStreamPriorityRange(int* least, int* greatest);
+
+/* Events */
+OR_API orError_t orEventCreate(orEvent_t* event);
+OR_API orError_t orEventCreateWithFlags(orEvent_t* event, unsigned flags);
+OR_API orError_t orEventDestroy(orEvent_t event);
+OR_API orError_t orEventRecord(orEvent_t event, orStream_t stream);
+OR_API orError_t orEventQuery(orEvent_t event);
+OR_API orError_t orEventSynchronize(orEvent_t event);
+OR_API orError_t orEventElapsedTime(float* ms, orEvent_t start, orEvent_t end);
+
+/* Work */
+OR_API orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args);
+OR_API orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data);
+OR_API orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr);
+OR_API orError_t orKernelFail(const char* message);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPENREG_H */

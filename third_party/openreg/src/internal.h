@@ -1,0 +1,101 @@
+// internal.h: state shared by the driver's translation units (never installed).
+#pragma once
+
+#include "openreg.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace openreg {
+
+// ---- errors ----------------------------------------------------------------
+// Records the detail for orGetLastErrorDetail and returns the code.
+orError_t fail(orError_t code, const std::string& detail);
+inline orError_t ok() { return orSuccess; }
+
+// ---- configuration (read once from the environment) ------------------------
+struct Config {
+  int device_count = 2;                 // OPENREG_DEVICE_COUNT
+  size_t memory_per_device = 8ull << 30; // OPENREG_DEVICE_MEMORY (bytes, K/M/G suffix)
+  bool launch_blocking = false;         // OPENREG_LAUNCH_BLOCKING=1
+};
+const Config& config();
+
+int& current_device();  // per thread
+orError_t check_device(int device);
+
+// ---- device memory ---------------------------------------------------------
+// Each device owns one memfd mapped twice: a PROT_NONE device view whose
+// addresses are the device pointers handed out, and a read-write kernel view
+// used only inside the driver's copies and kernels. Translating is one add.
+struct DeviceMemory {
+  int fd = -1;
+  char* device_base = nullptr;
+  char* kernel_base = nullptr;
+  size_t capacity = 0;
+  std::mutex mu;
+  std::map<size_t, size_t> free_ranges;  // offset -> size, coalesced
+  std::map<size_t, size_t> allocations;  // offset -> size
+  size_t used = 0;
+
+  bool contains(const void* p) const {
+    auto c = static_cast<const char*>(p);
+    return c >= device_base && c < device_base + capacity;
+  }
+  char* to_kernel(const void* p) const {
+    return kernel_base + (static_cast<const char*>(p) - device_base);
+  }
+};
+
+// The device whose view contains p, or -1.
+int device_of(const void* p);
+DeviceMemory& device_memory(int device);
+// Checks that [p, p+count) lies inside one live allocation.
+orError_t check_device_range(const void* p, size_t count, const char* what);
+bool is_pinned_host(const void* p, size_t count);
+
+// ---- streams ---------------------------------------------------------------
+enum class TaskKind : uint8_t { Kernel, Host };
+struct Task {
+  void (*fn)(void*);
+  void* arg;
+  TaskKind kind;
+};
+
+}  // namespace openreg
+
+struct orStream_st {
+  int device = 0;
+  int priority = 0;
+  bool is_default = false;
+  std::mutex mu;
+  std::condition_variable work_cv;
+  std::condition_variable done_cv;
+  std::deque<openreg::Task> queue;
+  std::atomic<uint64_t> submitted{0};
+  std::atomic<uint64_t> completed{0};
+  std::atomic<int> waiters{0};
+  bool sleeping = false;
+  bool stopping = false;
+  std::string error;  // first kernel failure since the last synchronize
+  std::atomic<bool> failed{false};
+  std::thread worker;
+};
+
+namespace openreg {
+
+orStream_t resolve_stream(orStream_t stream);  // NULL -> current device's default
+orStream_t default_stream(int device);
+uint64_t submit(orStream_t s, Task t);         // returns the task's ticket
+void wait_for(orStream_t s, uint64_t ticket);
+orError_t take_stream_error(orStream_t s);
+orError_t synchronize_device(int device);
+
+}  // namespace openreg

@@ -1,0 +1,497 @@
+// stream.cpp: in-order streams run by worker threads, events, launches and copies.
+#include "internal.h"
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define OPENREG_PAUSE() _mm_pause()
+#else
+#define OPENREG_PAUSE() std::this_thread::yield()
+#endif
+
+namespace openreg {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+// A worker that just finished spins this long before sleeping, and a waiter
+// spins this long before blocking: wake-ups through the kernel cost tens of
+// microseconds, which would dominate small kernels.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+thread_local bool in_kernel = false;
+thread_local orStream_t running_stream = nullptr;
+
+struct DeviceStreams {
+  std::once_flag once;
+  orStream_t default_stream = nullptr;
+  std::mutex mu;
+  std::vector<orStream_t> streams;  // every live stream of the device
+};
+
+std::vector<DeviceStreams>& device_streams() {
+  static auto* all = new std::vector<DeviceStreams>(config().device_count);
+  return *all;
+}
+
+void run_worker(orStream_t s) {
+  current_device() = s->device;
+  running_stream = s;
+  for (;;) {
+    // Spin briefly for more work before paying for a sleep.
+    auto spin_until = Clock::now() + kSpin;
+    while (s->submitted.load(std::memory_order_acquire) ==
+               s->completed.load(std::memory_order_relaxed) &&
+           Clock::now() < spin_until) {
+      OPENREG_PAUSE();
+    }
+    Task task;
+    {
+      std::unique_lock<std::mutex> lock(s->mu);
+      s->sleeping = true;
+      s->work_cv.wait(lock, [s] { return !s->queue.empty() || s->stopping; });
+      s->sleeping = false;
+      if (s->queue.empty()) return;  // stopping and drained
+      task = s->queue.front();
+      s->queue.pop_front();
+    }
+    in_kernel = task.kind == TaskKind::Kernel;
+    try {
+      task.fn(task.arg);
+    } catch (...) {
+      orKernelFail("a kernel threw an exception");
+    }
+    in_kernel = false;
+    // seq_cst on both sides of this handshake: a waiter announces itself and
+    // then reads `completed`; we bump `completed` and then read `waiters`.
+    s->completed.fetch_add(1);
+    if (s->waiters.load() > 0) {
+      std::lock_guard<std::mutex> lock(s->mu);
+      s->done_cv.notify_all();
+    }
+  }
+}
+
+orStream_t create_stream(int device, int priority, bool is_default) {
+  auto* s = new orStream_st();
+  s->device = device;
+  s->priority = priority;
+  s->is_default = is_default;
+  s->worker = std::thread(run_worker, s);
+  auto& ds = device_streams()[device];
+  std::lock_guard<std::mutex> lock(ds.mu);
+  ds.streams.push_back(s);
+  return s;
+}
+
+// ---- task payloads ----
+struct CopyArgs {
+  void* dst;
+  const void* src;
+  size_t count;
+};
+void run_copy(void* p) {
+  std::unique_ptr<CopyArgs> a(static_cast<CopyArgs*>(p));
+  std::memcpy(a->dst, a->src, a->count);
+}
+
+struct SetArgs {
+  void* dst;
+  int value;
+  size_t count;
+};
+void run_set(void* p) {
+  std::unique_ptr<SetArgs> a(static_cast<SetArgs*>(p));
+  std::memset(a->dst, a->value, a->count);
+}
+
+struct EventState {
+  std::mutex mu;
+  bool timing = true;
+  orStream_t stream = nullptr;  // where it was last recorded
+  uint64_t ticket = 0;          // the marker's ticket on that stream
+  uint64_t generation = 0;
+  bool stamped = false;
+  Clock::time_point stamp;
+};
+
+struct MarkerArgs {
+  std::shared_ptr<EventState> state;
+  uint64_t generation;
+};
+void run_marker(void* p) {
+  std::unique_ptr<MarkerArgs> a(static_cast<MarkerArgs*>(p));
+  auto now = Clock::now();
+  std::lock_guard<std::mutex> lock(a->state->mu);
+  if (a->state->generation == a->generation) {
+    a->state->stamp = now;
+    a->state->stamped = true;
+  }
+}
+
+struct WaitArgs {
+  orStream_t stream;
+  uint64_t ticket;
+};
+void run_wait(void* p) {
+  std::unique_ptr<WaitArgs> a(static_cast<WaitArgs*>(p));
+  wait_for(a->stream, a->ticket);
+}
+
+// Which stream a synchronous copy is ordered on: the device of the device pointer.
+orStream_t stream_for_sync_copy(void* dst, const void* src) {
+  int dev = device_of(src);
+  if (dev < 0) dev = device_of(dst);
+  return default_stream(dev < 0 ? current_device() : dev);
+}
+
+// Validates a copy and turns device addresses into kernel-view addresses.
+orError_t prepare_copy(void*& dst, const void*& src, size_t count, orMemcpyKind kind) {
+  bool dst_dev = device_of(dst) >= 0;
+  bool src_dev = device_of(src) >= 0;
+  bool want_dst_dev = kind == orMemcpyHostToDevice || kind == orMemcpyDeviceToDevice;
+  bool want_src_dev = kind == orMemcpyDeviceToHost || kind == orMemcpyDeviceToDevice;
+  if (kind < orMemcpyHostToHost || kind > orMemcpyDeviceToDevice) {
+    return fail(orErrorInvalidMemcpyDirection, "unknown memcpy kind " + std::to_string(kind));
+  }
+  if (dst_dev != want_dst_dev || src_dev != want_src_dev) {
+    static const char* names[] = {"HostToHost", "HostToDevice", "DeviceToHost", "DeviceToDevice"};
+    return fail(orErrorInvalidMemcpyDirection,
+                std::string("memcpy ") + names[kind] + " but the destination is " +
+                    (dst_dev ? "device" : "host") + " memory and the source is " +
+                    (src_dev ? "device" : "host") + " memory");
+  }
+  if (dst_dev) {
+    if (orError_t err = check_device_range(dst, count, "memcpy destination")) return err;
+    dst = device_memory(device_of(dst)).to_kernel(dst);
+  }
+  if (src_dev) {
+    if (orError_t err = check_device_range(src, count, "memcpy source")) return err;
+    src = device_memory(device_of(src)).to_kernel(src);
+  }
+  return ok();
+}
+}  // namespace
+
+orStream_t default_stream(int device) {
+  auto& ds = device_streams()[device];
+  std::call_once(ds.once, [&] { ds.default_stream = create_stream(device, 0, true); });
+  return ds.default_stream;
+}
+
+orStream_t resolve_stream(orStream_t stream) {
+  return stream != nullptr ? stream : default_stream(current_device());
+}
+
+uint64_t submit(orStream_t s, Task t) {
+  uint64_t ticket;
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->queue.push_back(t);
+    ticket = s->submitted.fetch_add(1, std::memory_order_release) + 1;
+    wake = s->sleeping;
+  }
+  if (wake) s->work_cv.notify_one();
+  if (config().launch_blocking && running_stream != s) wait_for(s, ticket);
+  return ticket;
+}
+
+void wait_for(orStream_t s, uint64_t ticket) {
+  auto spin_until = Clock::now() + kSpin;
+  while (s->completed.load(std::memory_order_acquire) < ticket) {
+    if (Clock::now() >= spin_until) {
+      s->waiters.fetch_add(1);
+      std::unique_lock<std::mutex> lock(s->mu);
+      s->done_cv.wait(lock, [&] { return s->completed.load() >= ticket; });
+      s->waiters.fetch_sub(1);
+      return;
+    }
+    OPENREG_PAUSE();
+  }
+}
+
+orError_t take_stream_error(orStream_t s) {
+  if (!s->failed.load(std::memory_order_acquire)) return ok();
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    message.swap(s->error);
+    s->failed.store(false, std::memory_order_release);
+  }
+  return fail(orErrorLaunchFailure, message);
+}
+
+orError_t synchronize_device(int device) {
+  std::vector<orStream_t> streams;
+  {
+    auto& ds = device_streams()[device];
+    std::lock_guard<std::mutex> lock(ds.mu);
+    streams = ds.streams;
+  }
+  orError_t first = orSuccess;
+  for (orStream_t s : streams) {
+    wait_for(s, s->submitted.load(std::memory_order_acquire));
+    orError_t err = take_stream_error(s);
+    if (first == orSuccess) first = err;
+  }
+  return first;
+}
+
+}  // namespace openreg
+
+using namespace openreg;
+
+extern "C" {
+
+// ---- streams ----
+
+orError_t orStreamCreate(orStream_t* stream) { return orStreamCreateWithPriority(stream, 0); }
+
+orError_t orStreamCreateWithPriority(orStream_t* stream, int priority) {
+  if (stream == nullptr) return fail(orErrorInvalidValue, "orStreamCreate: stream is NULL");
+  int least, greatest;
+  orDeviceGetStreamPriorityRange(&least, &greatest);
+  if (priority > least || priority < greatest) {
+    return fail(orErrorInvalidValue, "stream priority " + std::to_string(priority) +
+                                         " is outside [" + std::to_string(greatest) + ", " +
+                                         std::to_string(least) + "]");
+  }
+  if (orError_t err = check_device(current_device())) return err;
+  *stream = create_stream(current_device(), priority, false);
+  return ok();
+}
+
+orError_t orStreamDestroy(orStream_t stream) {
+  if (stream == nullptr || stream->is_default) {
+    return fail(orErrorInvalidResourceHandle, "a default stream cannot be destroyed");
+  }
+  wait_for(stream, stream->submitted.load());
+  {
+    auto& ds = device_streams()[stream->device];
+    std::lock_guard<std::mutex> lock(ds.mu);
+    std::erase(ds.streams, stream);
+  }
+  {
+    std::lock_guard<std::mutex> lock(stream->mu);
+    stream->stopping = true;
+  }
+  stream->work_cv.notify_one();
+  stream->worker.join();
+  delete stream;
+  return ok();
+}
+
+orError_t orStreamGetDevice(orStream_t stream, int* device) {
+  if (device == nullptr) return fail(orErrorInvalidValue, "orStreamGetDevice: device is NULL");
+  *device = resolve_stream(stream)->device;
+  return ok();
+}
+
+orError_t orStreamGetPriority(orStream_t stream, int* priority) {
+  if (priority == nullptr) return fail(orErrorInvalidValue, "orStreamGetPriority: priority is NULL");
+  *priority = resolve_stream(stream)->priority;
+  return ok();
+}
+
+orError_t orStreamSynchronize(orStream_t stream) {
+  orStream_t s = resolve_stream(stream);
+  wait_for(s, s->submitted.load(std::memory_order_acquire));
+  return take_stream_error(s);
+}
+
+orError_t orStreamQuery(orStream_t stream) {
+  orStream_t s = resolve_stream(stream);
+  if (s->completed.load(std::memory_order_acquire) < s->submitted.load(std::memory_order_acquire)) {
+    return orErrorNotReady;
+  }
+  return take_stream_error(s);
+}
+
+orError_t orDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  if (least == nullptr || greatest == nullptr) {
+    return fail(orErrorInvalidValue, "orDeviceGetStreamPriorityRange: NULL output");
+  }
+  *least = 0;     // lower numbers are higher priorities, as on CUDA
+  *greatest = -1;
+  return ok();
+}
+
+orError_t orStreamWaitEvent(orStream_t stream, orEvent_t event) {
+  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orStreamWaitEvent: event is NULL");
+  orStream_t s = resolve_stream(stream);
+  auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
+  orStream_t target;
+  uint64_t ticket;
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    target = state->stream;
+    ticket = state->ticket;
+  }
+  // Never recorded, or recorded on this very stream: in-order already.
+  if (target == nullptr || target == s) return ok();
+  submit(s, Task{run_wait, new WaitArgs{target, ticket}, TaskKind::Host});
+  return ok();
+}
+
+// ---- events ----
+
+orError_t orEventCreate(orEvent_t* event) { return orEventCreateWithFlags(event, orEventDefault); }
+
+orError_t orEventCreateWithFlags(orEvent_t* event, unsigned flags) {
+  if (event == nullptr) return fail(orErrorInvalidValue, "orEventCreate: event is NULL");
+  auto* holder = new std::shared_ptr<EventState>(std::make_shared<EventState>());
+  (*holder)->timing = (flags & orEventDisableTiming) == 0;
+  *event = reinterpret_cast<orEvent_t>(holder);
+  return ok();
+}
+
+orError_t orEventDestroy(orEvent_t event) {
+  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventDestroy: event is NULL");
+  delete reinterpret_cast<std::shared_ptr<EventState>*>(event);  // a pending marker keeps the state
+  return ok();
+}
+
+orError_t orEventRecord(orEvent_t event, orStream_t stream) {
+  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventRecord: event is NULL");
+  orStream_t s = resolve_stream(stream);
+  auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
+  std::lock_guard<std::mutex> lock(state->mu);  // the marker cannot stamp before we finish
+  uint64_t generation = ++state->generation;
+  state->stamped = false;
+  state->stream = s;
+  state->ticket = submit(s, Task{run_marker, new MarkerArgs{state, generation}, TaskKind::Host});
+  return ok();
+}
+
+orError_t orEventQuery(orEvent_t event) {
+  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventQuery: event is NULL");
+  auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (state->stream == nullptr) return ok();
+  return state->stream->completed.load(std::memory_order_acquire) >= state->ticket ? orSuccess
+                                                                                   : orErrorNotReady;
+}
+
+orError_t orEventSynchronize(orEvent_t event) {
+  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventSynchronize: event is NULL");
+  auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
+  orStream_t target;
+  uint64_t ticket;
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    target = state->stream;
+    ticket = state->ticket;
+  }
+  if (target != nullptr) wait_for(target, ticket);
+  return ok();
+}
+
+orError_t orEventElapsedTime(float* ms, orEvent_t start, orEvent_t end) {
+  if (ms == nullptr || start == nullptr || end == nullptr) {
+    return fail(orErrorInvalidValue, "orEventElapsedTime: NULL argument");
+  }
+  auto& a = *reinterpret_cast<std::shared_ptr<EventState>*>(start);
+  auto& b = *reinterpret_cast<std::shared_ptr<EventState>*>(end);
+  std::scoped_lock lock(a->mu, b->mu);
+  if (!a->timing || !b->timing) {
+    return fail(orErrorInvalidResourceHandle, "elapsed time needs two events created with timing");
+  }
+  if (a->stream == nullptr || b->stream == nullptr) {
+    return fail(orErrorInvalidResourceHandle, "elapsed time needs two recorded events");
+  }
+  if (!a->stamped || !b->stamped) {
+    return fail(orErrorNotReady, "an event has not completed yet");
+  }
+  *ms = std::chrono::duration<float, std::milli>(b->stamp - a->stamp).count();
+  return ok();
+}
+
+// ---- work ----
+
+orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
+  if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernel: kernel is NULL");
+  orStream_t s = resolve_stream(stream);
+  submit(s, Task{kernel, args, TaskKind::Kernel});
+  return config().launch_blocking ? take_stream_error(s) : ok();
+}
+
+orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data) {
+  if (fn == nullptr) return fail(orErrorInvalidValue, "orLaunchHostFunc: fn is NULL");
+  submit(resolve_stream(stream), Task{fn, user_data, TaskKind::Host});
+  return ok();
+}
+
+orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr) {
+  if (kernel_ptr == nullptr) return fail(orErrorInvalidValue, "orGetKernelPointer: kernel_ptr is NULL");
+  if (!in_kernel) {
+    return fail(orErrorNotPermitted, "device memory is reachable only from inside a kernel");
+  }
+  if (dev_ptr == nullptr) {
+    *kernel_ptr = nullptr;
+    return ok();
+  }
+  int dev = device_of(dev_ptr);
+  if (dev < 0) return fail(orErrorInvalidDevicePointer, "kernel argument is not device memory");
+  *kernel_ptr = device_memory(dev).to_kernel(dev_ptr);
+  return ok();
+}
+
+orError_t orKernelFail(const char* message) {
+  if (running_stream == nullptr) return fail(orErrorNotPermitted, "orKernelFail outside a kernel");
+  std::lock_guard<std::mutex> lock(running_stream->mu);
+  if (!running_stream->failed.load()) {
+    running_stream->error = message != nullptr ? message : "kernel failed";
+    running_stream->failed.store(true, std::memory_order_release);
+  }
+  return ok();
+}
+
+orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind kind,
+                        orStream_t stream) {
+  if (count == 0) return ok();
+  void* host_side = kind == orMemcpyHostToDevice ? const_cast<void*>(src)
+                    : kind == orMemcpyDeviceToHost ? dst
+                                                   : nullptr;
+  if (orError_t err = prepare_copy(dst, src, count, kind)) return err;
+  orStream_t s = resolve_stream(stream);
+  uint64_t ticket = submit(s, Task{run_copy, new CopyArgs{dst, src, count}, TaskKind::Host});
+  // Pageable host memory may be reused as soon as we return, so the copy is
+  // finished before returning; only pinned memory overlaps with the host.
+  if (host_side != nullptr && !is_pinned_host(host_side, count)) wait_for(s, ticket);
+  return ok();
+}
+
+orError_t orMemcpy(void* dst, const void* src, size_t count, orMemcpyKind kind) {
+  if (count == 0) return ok();
+  orStream_t s = stream_for_sync_copy(dst, src);
+  if (kind == orMemcpyHostToHost) {
+    if (orError_t err = prepare_copy(dst, src, count, kind)) return err;
+    std::memcpy(dst, src, count);
+    return ok();
+  }
+  if (orError_t err = orMemcpyAsync(dst, src, count, kind, s)) return err;
+  return orStreamSynchronize(s);
+}
+
+orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t stream) {
+  if (count == 0) return ok();
+  if (orError_t err = check_device_range(dev_ptr, count, "memset destination")) return err;
+  void* target = device_memory(device_of(dev_ptr)).to_kernel(dev_ptr);
+  submit(resolve_stream(stream), Task{run_set, new SetArgs{target, value, count}, TaskKind::Host});
+  return ok();
+}
+
+orError_t orMemset(void* dev_ptr, int value, size_t count) {
+  if (count == 0) return ok();
+  int dev = device_of(dev_ptr);
+  if (dev < 0) return fail(orErrorInvalidValue, "memset destination is not device memory");
+  orStream_t s = default_stream(dev);
+  if (orError_t err = orMemsetAsync(dev_ptr, value, count, s)) return err;
+  return orStreamSynchronize(s);
+}
+
+}  // extern "C"
