@@ -1,0 +1,32 @@
+// OpenRegMinimal.cpp: registers the minimal operator set and the global CPU fallback.
+#include <torch/library.h>
+
+#include "native/Fallback.h"
+#include "native/Minimal.h"
+
+namespace at::native::openreg {
+
+// LITERALINCLUDE START: MINIMAL_REGISTER
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("as_strided", TORCH_FN(as_strided));
+  m.impl("resize_", TORCH_FN(resize_));
+  m.impl("_reshape_alias", TORCH_FN(_reshape_alias));
+  m.impl("_copy_from", TORCH_FN(_copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(_copy_from_and_resize));
+  m.impl("_local_scalar_dense", TORCH_FN(_local_scalar_dense));
+  m.impl("set_.source_Tensor", TORCH_FN(set_source_Tensor));
+  m.impl("set_.source_Storage", TORCH_FN(set_source_Storage));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_source_Storage_storage_offset));
+  m.impl("view", TORCH_FN(view));
+}
+// LITERALINCLUDE END: MINIMAL_REGISTER
+
+// LITERALINCLUDE START: FALLBACK_GLOBAL_REGISTER
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+}
+// LITERALINCLUDE END: FALLBACK_GLOBAL_REGISTER
+
+}  // namespace at::native::openreg

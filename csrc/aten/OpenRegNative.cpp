@@ -1,0 +1,29 @@
+// OpenRegNative.cpp: registers the compute kernels that run on the device.
+#include <torch/library.h>
+
+#include "native/Native.h"
+
+namespace at::native::openreg {
+
+// LITERALINCLUDE START: NATIVE_REGISTER
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("add.Tensor", TORCH_FN(add));
+  m.impl("add_.Tensor", TORCH_FN(add_));
+  m.impl("add.out", TORCH_FN(add_out));
+  m.impl("sub.Tensor", TORCH_FN(sub));
+  m.impl("sub_.Tensor", TORCH_FN(sub_));
+  m.impl("sub.out", TORCH_FN(sub_out));
+  m.impl("mul.Tensor", TORCH_FN(mul));
+  m.impl("mul_.Tensor", TORCH_FN(mul_));
+  m.impl("mul.out", TORCH_FN(mul_out));
+  m.impl("div.Tensor", TORCH_FN(div));
+  m.impl("div_.Tensor", TORCH_FN(div_));
+  m.impl("div.out", TORCH_FN(div_out));
+  m.impl("mm", TORCH_FN(mm));
+  m.impl("mm.out", TORCH_FN(mm_out));
+  m.impl("fill_.Scalar", TORCH_FN(fill_));
+  m.impl("zero_", TORCH_FN(zero_));
+}
+// LITERALINCLUDE END: NATIVE_REGISTER
+
+}  // namespace at::native::openreg

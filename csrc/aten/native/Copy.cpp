@@ -1,0 +1,153 @@
+// Copy.cpp: copies between CPU and openreg, within a device and across devices.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "../../runtime/OpenRegLaunch.h"
+#include "../../runtime/OpenRegStream.h"
+#include "Minimal.h"
+
+namespace at::native::openreg {
+
+namespace {
+using c10::openreg::getCurrentOpenRegStream;
+using c10::openreg::KernelTensor;
+using c10::openreg::launch_kernel;
+
+// Same dtype, same sizes and strides, and a dense block: one memcpy suffices.
+bool bytes_match(const at::Tensor& a, const at::Tensor& b) {
+  return a.dtype() == b.dtype() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
+         a.is_non_overlapping_and_dense();
+}
+
+size_t block_bytes(const at::Tensor& t) { return t.numel() * t.element_size(); }
+
+// A dense tensor like `t` (same device, dtype and, when dense, strides).
+at::Tensor dense_like(const at::Tensor& t, c10::Device device, c10::ScalarType dtype) {
+  auto options = t.options().device(device).dtype(dtype);
+  if (t.is_non_overlapping_and_dense()) return at::empty_strided(t.sizes(), t.strides(), options);
+  return at::empty(t.sizes(), options);
+}
+
+// On-device conversion of dtype and layout: PyTorch's CPU copy kernel on kernel views.
+// LITERALINCLUDE START: COPY_ON_DEVICE_KERNEL
+void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
+  c10::DeviceGuard guard(dst.device());
+  launch_kernel([dst = KernelTensor(dst), src = KernelTensor(src)] {
+    dst.cpu().copy_(src.cpu());
+  });
+}
+// LITERALINCLUDE END: COPY_ON_DEVICE_KERNEL
+
+void memcpy_on_stream(void* dst, const void* src, size_t bytes, orMemcpyKind kind) {
+  orStream_t stream = getCurrentOpenRegStream().stream();
+  OPENREG_CHECK(orMemcpyAsync(dst, src, bytes, kind, stream));
+  if (kind == orMemcpyDeviceToHost) {
+    OPENREG_CHECK(orStreamSynchronize(stream));  // the host reads the result next
+  }
+}
+
+void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src) {
+  c10::DeviceGuard guard(dst.device());
+  if (bytes_match(dst, src)) {
+    memcpy_on_stream(dst.mutable_data_ptr(), src.const_data_ptr(), block_bytes(dst),
+                     orMemcpyHostToDevice);
+    return;
+  }
+  // Convert on the host into a dense staging tensor, ship it, finish on the device.
+  at::Tensor staging = dense_like(dst, c10::kCPU, dst.scalar_type());
+  staging.copy_(src);
+  if (bytes_match(dst, staging)) {
+    memcpy_on_stream(dst.mutable_data_ptr(), staging.const_data_ptr(), block_bytes(dst),
+                     orMemcpyHostToDevice);
+    return;
+  }
+  at::Tensor on_device = at::empty_strided(staging.sizes(), staging.strides(), dst.options());
+  memcpy_on_stream(on_device.mutable_data_ptr(), staging.const_data_ptr(), block_bytes(staging),
+                   orMemcpyHostToDevice);
+  copy_on_device(dst, on_device);
+}
+
+void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
+  c10::DeviceGuard guard(src.device());
+  if (bytes_match(src, dst)) {
+    memcpy_on_stream(dst.mutable_data_ptr(), src.const_data_ptr(), block_bytes(src),
+                     orMemcpyDeviceToHost);
+    return;
+  }
+  at::Tensor dense_src = src;
+  if (!src.is_non_overlapping_and_dense()) {
+    dense_src = at::empty(src.sizes(), src.options());
+    copy_on_device(dense_src, src);
+  }
+  at::Tensor staging = dense_like(dense_src, c10::kCPU, dense_src.scalar_type());
+  memcpy_on_stream(staging.mutable_data_ptr(), dense_src.const_data_ptr(), block_bytes(staging),
+                   orMemcpyDeviceToHost);
+  dst.copy_(staging);
+}
+
+// Peer copy: the destination's stream waits for the source's work, and the
+// source's stream waits for the copy, so neither side reuses memory too early.
+void copy_across_devices(const at::Tensor& dst, const at::Tensor& src) {
+  at::Tensor dense_src = src;
+  if (!src.is_non_overlapping_and_dense()) {
+    dense_src = at::empty(src.sizes(), src.options());
+    copy_on_device(dense_src, src);
+  }
+  at::Tensor landing = bytes_match(dst, dense_src)
+                           ? dst
+                           : dense_like(dense_src, dst.device(), dense_src.scalar_type());
+  auto src_stream = getCurrentOpenRegStream(src.device().index());
+  auto dst_stream = getCurrentOpenRegStream(dst.device().index());
+  c10::Event src_ready(c10::DeviceType::PrivateUse1);
+  src_ready.record(src_stream.unwrap());
+  src_ready.block(dst_stream.unwrap());
+  {
+    c10::DeviceGuard guard(dst.device());
+    OPENREG_CHECK(orMemcpyAsync(landing.mutable_data_ptr(), dense_src.const_data_ptr(),
+                                block_bytes(dense_src), orMemcpyDeviceToDevice,
+                                dst_stream.stream()));
+  }
+  c10::Event copied(c10::DeviceType::PrivateUse1);
+  copied.record(dst_stream.unwrap());
+  copied.block(src_stream.unwrap());
+  if (!landing.is_same(dst)) copy_on_device(dst, landing);
+}
+}  // namespace
+
+// LITERALINCLUDE START: COPY_FROM
+at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  // `self` is the source. Every copy is ordered on the current stream; a copy
+  // to pageable host memory returns once the data has arrived.
+  TORCH_CHECK(self.defined() && dst.defined(), "copy: undefined tensor");
+  if (dst.numel() == 0) return dst;
+  at::Tensor src = self.sizes() == dst.sizes() ? self : self.expand_as(dst);
+  bool src_dev = src.is_privateuseone();
+  bool dst_dev = dst.is_privateuseone();
+  if (src_dev && dst_dev) {
+    if (src.device() != dst.device()) {
+      copy_across_devices(dst, src);
+    } else if (bytes_match(dst, src)) {
+      c10::DeviceGuard guard(dst.device());
+      memcpy_on_stream(dst.mutable_data_ptr(), src.const_data_ptr(), block_bytes(dst),
+                       orMemcpyDeviceToDevice);
+    } else {
+      copy_on_device(dst, src);
+    }
+  } else if (dst_dev) {
+    TORCH_CHECK(src.is_cpu(), "copy to openreg from ", src.device(), " is not supported");
+    copy_host_to_device(dst, src);
+  } else {
+    TORCH_CHECK(dst.is_cpu(), "copy from openreg to ", dst.device(), " is not supported");
+    copy_device_to_host(dst, src);
+  }
+  return dst;
+}
+
+at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  dst.resize_(self.sizes());
+  return _copy_from(self, dst, false);
+}
+// LITERALINCLUDE END: COPY_FROM
+
+}  // namespace at::native::openreg

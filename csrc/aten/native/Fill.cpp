@@ -1,0 +1,29 @@
+// Fill.cpp: fill_ and zero_ on the device (what torch.zeros and torch.full use).
+#include <ATen/ops/fill.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "../../runtime/OpenRegStream.h"
+#include "Native.h"
+#include "Operand.h"
+
+namespace at::native::openreg {
+
+at::Tensor& fill_(at::Tensor& self, const c10::Scalar& value) {
+  if (self.numel() == 0) return self;
+  c10::DeviceGuard guard(self.device());
+  c10::openreg::launch_kernel(
+      [self = c10::openreg::KernelTensor(self), value] { self.cpu().fill_(value); });
+  return self;
+}
+
+at::Tensor& zero_(at::Tensor& self) {
+  if (self.numel() == 0) return self;
+  if (!self.is_non_overlapping_and_dense()) return openreg::fill_(self, 0);
+  // Zero is all-zero bytes for every dtype: one memset on the stream.
+  c10::DeviceGuard guard(self.device());
+  OPENREG_CHECK(orMemsetAsync(self.mutable_data_ptr(), 0, self.numel() * self.element_size(),
+                              c10::openreg::getCurrentOpenRegStream().stream()));
+  return self;
+}
+
+}  // namespace at::native::openreg

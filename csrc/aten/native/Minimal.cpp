@@ -1,0 +1,137 @@
+// Minimal.cpp: tensor creation, views, resizing and storage plumbing for openreg.
+#include "Minimal.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "../../runtime/OpenRegDeviceAllocator.h"
+#include "../../runtime/OpenRegException.h"
+#include "../../runtime/OpenRegHooks.h"
+#include "../../runtime/OpenRegStream.h"
+
+namespace at::native::openreg {
+
+namespace {
+constexpr c10::DispatchKeySet kOpenRegKeys{c10::DispatchKey::PrivateUse1};
+
+void check_factory_options(std::optional<c10::Layout> layout, std::optional<bool> pin_memory) {
+  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
+              "openreg supports only strided tensors, got layout ", c10::layout_or_default(layout));
+  TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory),
+              "only CPU tensors can be pinned, not openreg tensors");
+}
+
+// Grows the storage when the tensor's new geometry needs more bytes.
+void ensure_storage_fits(const at::Tensor& self) {
+  auto* impl = self.unsafeGetTensorImpl();
+  size_t needed = at::detail::computeStorageNbytes(impl->sizes(), impl->strides(),
+                                                   impl->dtype().itemsize(),
+                                                   impl->storage_offset());
+  if (needed > impl->storage().nbytes()) {
+    c10::openreg::resize_storage_bytes(impl->storage(), needed);
+  }
+}
+}  // namespace
+
+// LITERALINCLUDE START: MINIMAL_EMPTY_MEMORY_FORMAT
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory,
+                               std::optional<c10::MemoryFormat> memory_format) {
+  check_factory_options(layout, pin_memory);
+  // The guard validates the index ("openreg:99" raises) and makes the
+  // allocator work on the requested device.
+  c10::DeviceGuard guard(c10::device_or_default(device));
+  return at::detail::empty_generic(size, c10::openreg::device_allocator(), kOpenRegKeys,
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+// LITERALINCLUDE END: MINIMAL_EMPTY_MEMORY_FORMAT
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                         std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                         std::optional<c10::Device> device, std::optional<bool> pin_memory) {
+  check_factory_options(layout, pin_memory);
+  c10::DeviceGuard guard(c10::device_or_default(device));
+  return at::detail::empty_strided_generic(size, stride, c10::openreg::device_allocator(),
+                                           kOpenRegKeys, c10::dtype_or_default(dtype));
+}
+
+// LITERALINCLUDE START: MINIMAL_VIEWS
+at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride,
+                      std::optional<int64_t> storage_offset) {
+  return at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
+}
+
+at::Tensor view(const at::Tensor& self, c10::IntArrayRef size) {
+  return at::native::view(self, size);
+}
+
+at::Tensor _reshape_alias(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride) {
+  return at::native::_reshape_alias(self, size, stride);
+}
+// LITERALINCLUDE END: MINIMAL_VIEWS
+
+// LITERALINCLUDE START: MINIMAL_RESIZE
+const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
+                          std::optional<c10::MemoryFormat> memory_format) {
+  auto* impl = self.unsafeGetTensorImpl();
+  impl->set_sizes_contiguous(size);
+  if (memory_format.has_value() && *memory_format != c10::MemoryFormat::Preserve) {
+    impl->empty_tensor_restride(*memory_format);
+  }
+  // CPU's resize would reallocate with the CPU allocator; device storage is
+  // regrown through the openreg allocator, contents copied on the device.
+  ensure_storage_fits(self);
+  return self;
+}
+// LITERALINCLUDE END: MINIMAL_RESIZE
+
+// LITERALINCLUDE START: MINIMAL_SET
+at::Tensor& set_source_Storage_storage_offset(at::Tensor& self, c10::Storage source,
+                                              int64_t storage_offset, c10::IntArrayRef size,
+                                              c10::IntArrayRef stride) {
+  TORCH_CHECK(source.device() == self.device() || source.nbytes() == 0,
+              "set_: expected a storage on ", self.device(), " but got one on ", source.device());
+  TORCH_CHECK(storage_offset >= 0, "set_: storage offset must be non-negative, got ",
+              storage_offset);
+  auto* impl = self.unsafeGetTensorImpl();
+  if (!impl->storage().is_alias_of(source)) impl->set_storage_keep_dtype(std::move(source));
+  impl->set_storage_offset(storage_offset);
+  if (stride.empty()) {
+    impl->set_sizes_contiguous(size);
+  } else {
+    impl->set_sizes_and_strides(size, stride);
+  }
+  ensure_storage_fits(self);
+  return self;
+}
+
+at::Tensor& set_source_Storage(at::Tensor& self, c10::Storage source) {
+  int64_t numel = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
+  return set_source_Storage_storage_offset(self, std::move(source), 0, {numel}, {});
+}
+
+at::Tensor& set_source_Tensor(at::Tensor& self, const at::Tensor& source) {
+  if (self.is_same(source)) return self;
+  return set_source_Storage_storage_offset(self, source.storage(), source.storage_offset(),
+                                           source.sizes(), source.strides());
+}
+// LITERALINCLUDE END: MINIMAL_SET
+
+// LITERALINCLUDE START: MINIMAL_LOCAL_SCALAR_DENSE
+c10::Scalar _local_scalar_dense(const at::Tensor& self) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
+  orStream_t stream = c10::openreg::getCurrentOpenRegStream().stream();
+  OPENREG_CHECK(orMemcpyAsync(host.mutable_data_ptr(), self.const_data_ptr(), self.element_size(),
+                              orMemcpyDeviceToHost, stream));
+  OPENREG_CHECK(orStreamSynchronize(stream));  // also reports earlier kernel failures
+  return host.item();
+}
+// LITERALINCLUDE END: MINIMAL_LOCAL_SCALAR_DENSE
+
+}  // namespace at::native::openreg

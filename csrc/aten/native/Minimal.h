@@ -1,0 +1,32 @@
+// Minimal.h: kernels of the minimal operator set, the ops every backend must provide.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+#include <c10/core/Storage.h>
+
+namespace at::native::openreg {
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory,
+                               std::optional<c10::MemoryFormat> memory_format);
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                         std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                         std::optional<c10::Device> device, std::optional<bool> pin_memory);
+at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride,
+                      std::optional<int64_t> storage_offset);
+const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
+                          std::optional<c10::MemoryFormat> memory_format);
+at::Tensor _reshape_alias(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride);
+at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
+at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst);
+c10::Scalar _local_scalar_dense(const at::Tensor& self);
+at::Tensor& set_source_Tensor(at::Tensor& self, const at::Tensor& source);
+at::Tensor& set_source_Storage(at::Tensor& self, c10::Storage source);
+at::Tensor& set_source_Storage_storage_offset(at::Tensor& self, c10::Storage source,
+                                              int64_t storage_offset, c10::IntArrayRef size,
+                                              c10::IntArrayRef stride);
+at::Tensor view(const at::Tensor& self, c10::IntArrayRef size);
+
+}  // namespace at::native::openreg

@@ -1,0 +1,41 @@
+// Operand.cpp: device and result checks done on the host before a kernel is queued.
+#include "Operand.h"
+
+namespace at::native::openreg {
+
+Operand::Operand(const at::Tensor& t) {
+  if (t.is_privateuseone()) {
+    device_.emplace(t);
+  } else {
+    host_ = t.clone();  // the caller may change its CPU tensor after we return
+    host_.unsafeGetTensorImpl()->set_wrapped_number(t.unsafeGetTensorImpl()->is_wrapped_number());
+  }
+}
+
+c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tensors) {
+  std::optional<c10::Device> device;
+  std::optional<c10::Device> other;
+  for (const at::Tensor& t : tensors) {
+    if (t.is_cpu() && t.dim() == 0) continue;
+    if (t.is_privateuseone()) {
+      if (!device) device = t.device();
+      else if (t.device() != *device) other = t.device();
+    } else {
+      other = t.device();
+    }
+  }
+  TORCH_CHECK(device.has_value(), op, ": expected at least one openreg tensor");
+  TORCH_CHECK(!other.has_value(), "Expected all tensors to be on the same device, but found at "
+              "least two devices, ", *device, " and ", *other, "! (in ", op, ")");
+  return *device;
+}
+
+void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_dtype,
+                  c10::IntArrayRef result_shape) {
+  TORCH_CHECK(c10::canCast(result_dtype, out.scalar_type()), "result type ", result_dtype,
+              " can't be cast to the desired output type ", out.scalar_type());
+  TORCH_CHECK(out.sizes() == result_shape, op, ": output with shape ", out.sizes(),
+              " doesn't match the broadcast shape ", result_shape);
+}
+
+}  // namespace at::native::openreg

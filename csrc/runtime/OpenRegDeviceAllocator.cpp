@@ -1,0 +1,271 @@
+// OpenRegDeviceAllocator.cpp: size-rounded, stream-ordered caching over orMalloc/orFree.
+#include "OpenRegDeviceAllocator.h"
+
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "OpenRegException.h"
+#include "OpenRegFunctions.h"
+#include "OpenRegStream.h"
+
+namespace c10::openreg {
+
+namespace {
+using c10::CachingAllocator::StatType;
+constexpr size_t kMinBlock = 512;
+constexpr size_t kSmallLimit = 1 << 20;
+constexpr size_t kLargeRound = 2 << 20;
+
+// Small requests round up to a power of two, large ones to 2 MiB, so freed
+// blocks match later requests exactly.
+size_t round_size(size_t n) {
+  if (n <= kMinBlock) return kMinBlock;
+  if (n <= kSmallLimit) {
+    size_t r = kMinBlock;
+    while (r < n) r <<= 1;
+    return r;
+  }
+  return (n + kLargeRound - 1) / kLargeRound * kLargeRound;
+}
+
+struct Block {
+  size_t size = 0;
+  StreamId stream = 0;                 // the stream it was allocated on
+  std::vector<Stream> used_on;         // streams added by recordStream
+  std::vector<orEvent_t> pending;      // events that must complete before reuse
+};
+
+struct FreeKey {
+  StreamId stream;
+  size_t size;
+  void* ptr;
+  bool operator<(const FreeKey& o) const {
+    if (stream != o.stream) return stream < o.stream;
+    if (size != o.size) return size < o.size;
+    return ptr < o.ptr;
+  }
+};
+
+struct DeviceState {
+  std::mutex mu;
+  std::unordered_map<void*, Block> live;      // handed out to tensors
+  std::unordered_map<void*, Block> waiting;   // freed, waiting for other streams
+  std::set<FreeKey> cached;                   // free for the stream in the key
+  CachingDeviceAllocator::DeviceStats stats;
+};
+
+std::vector<DeviceState*>& states() {
+  static auto* all = [] {
+    auto* v = new std::vector<DeviceState*>();  // leaked: blocks may be freed at exit
+    for (DeviceIndex i = 0; i < device_count(); ++i) v->push_back(new DeviceState());
+    return v;
+  }();
+  return *all;
+}
+
+void add_stat(CachingDeviceAllocator::DeviceStats& s, c10::CachingAllocator::StatArray& a,
+              size_t size, bool increase) {
+  auto pool = size <= kSmallLimit ? StatType::SMALL_POOL : StatType::LARGE_POOL;
+  for (auto t : {StatType::AGGREGATE, pool}) {
+    auto& stat = a[static_cast<size_t>(t)];
+    increase ? stat.increase(size) : stat.decrease(size);
+  }
+}
+
+// Blocks whose cross-stream events completed become reusable.
+void collect_waiting(DeviceState& d) {
+  for (auto it = d.waiting.begin(); it != d.waiting.end();) {
+    Block& b = it->second;
+    bool done = true;
+    for (orEvent_t e : b.pending) done = done && orEventQuery(e) == orSuccess;
+    if (!done) {
+      ++it;
+      continue;
+    }
+    for (orEvent_t e : b.pending) orEventDestroy(e);
+    d.cached.insert(FreeKey{b.stream, b.size, it->first});
+    it = d.waiting.erase(it);
+  }
+}
+
+// Returns every cached block to the driver. Caller holds d.mu.
+void release_cached(DeviceState& d, DeviceIndex device) {
+  DeviceIndex previous = exchange_device(device);
+  for (const FreeKey& k : d.cached) {
+    OPENREG_CHECK(orFree(k.ptr));
+    add_stat(d.stats, d.stats.reserved_bytes, k.size, false);
+    add_stat(d.stats, d.stats.segment, 1, false);
+    d.stats.num_device_free++;
+  }
+  d.cached.clear();
+  set_device(previous);
+}
+
+void free_block(void* ptr) {
+  int device = -1;
+  orPointerAttributes attr;
+  if (orPointerGetAttributes(&attr, ptr) == orSuccess) device = attr.device;
+  TORCH_INTERNAL_ASSERT(device >= 0, "freeing a pointer that is not openreg device memory");
+  DeviceState& d = *states()[device];
+  std::lock_guard<std::mutex> lock(d.mu);
+  auto it = d.live.find(ptr);
+  TORCH_INTERNAL_ASSERT(it != d.live.end(), "freeing an openreg block twice");
+  Block block = std::move(it->second);
+  d.live.erase(it);
+  add_stat(d.stats, d.stats.allocated_bytes, block.size, false);
+  add_stat(d.stats, d.stats.active_bytes, block.size, false);
+  add_stat(d.stats, d.stats.allocation, 1, false);
+  add_stat(d.stats, d.stats.active, 1, false);
+  if (block.used_on.empty()) {
+    d.cached.insert(FreeKey{block.stream, block.size, ptr});
+    return;
+  }
+  // Used on other streams: reusable once their work up to now has finished.
+  DeviceIndex previous = exchange_device(static_cast<DeviceIndex>(device));
+  for (const Stream& s : block.used_on) {
+    orEvent_t e;
+    OPENREG_CHECK(orEventCreateWithFlags(&e, orEventDisableTiming));
+    OPENREG_CHECK(orEventRecord(e, OpenRegStream(s).stream()));
+    block.pending.push_back(e);
+  }
+  set_device(previous);
+  block.used_on.clear();
+  d.waiting.emplace(ptr, std::move(block));
+}
+
+void delete_block(void* ptr) {
+  if (ptr != nullptr) free_block(ptr);
+}
+}  // namespace
+
+// LITERALINCLUDE START: ALLOCATOR_ALLOCATE
+DataPtr OpenRegDeviceAllocator::allocate(size_t nbytes) {
+  DeviceIndex device = current_device();
+  if (nbytes == 0) return {nullptr, nullptr, &delete_block, Device(DeviceType::PrivateUse1, device)};
+  size_t size = round_size(nbytes);
+  StreamId stream = getCurrentOpenRegStream(device).id();
+  DeviceState& d = *states()[device];
+  std::lock_guard<std::mutex> lock(d.mu);
+  collect_waiting(d);
+
+  void* ptr = nullptr;
+  auto hit = d.cached.lower_bound(FreeKey{stream, size, nullptr});
+  if (hit != d.cached.end() && hit->stream == stream && hit->size == size) {
+    ptr = hit->ptr;
+    d.cached.erase(hit);
+  } else {
+    orError_t err = orMalloc(&ptr, size);
+    if (err == orErrorMemoryAllocation) {  // give the cache back and try once more
+      d.stats.num_alloc_retries++;
+      release_cached(d, device);
+      err = orMalloc(&ptr, size);
+    }
+    if (err == orErrorMemoryAllocation) {
+      d.stats.num_ooms++;
+      size_t free_bytes = 0, total = 0;
+      orMemGetInfo(&free_bytes, &total);
+      constexpr double kMiB = 1024.0 * 1024.0;
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "OpenReg out of memory. Tried to allocate ",
+                       nbytes / kMiB, " MiB (device ", int(device), "; ", total / kMiB,
+                       " MiB total capacity; ", free_bytes / kMiB, " MiB free; ",
+                       d.stats.allocated_bytes[0].current / kMiB, " MiB allocated by PyTorch; ",
+                       d.stats.reserved_bytes[0].current / kMiB, " MiB reserved by PyTorch)");
+    }
+    OPENREG_CHECK(err);
+    add_stat(d.stats, d.stats.reserved_bytes, size, true);
+    add_stat(d.stats, d.stats.segment, 1, true);
+    d.stats.num_device_alloc++;
+  }
+  d.live.emplace(ptr, Block{size, stream, {}, {}});
+  add_stat(d.stats, d.stats.allocated_bytes, size, true);
+  add_stat(d.stats, d.stats.active_bytes, size, true);
+  add_stat(d.stats, d.stats.requested_bytes, nbytes, true);
+  add_stat(d.stats, d.stats.allocation, 1, true);
+  add_stat(d.stats, d.stats.active, 1, true);
+  return {ptr, ptr, &delete_block, Device(DeviceType::PrivateUse1, device)};
+}
+// LITERALINCLUDE END: ALLOCATOR_ALLOCATE
+
+DeleterFnPtr OpenRegDeviceAllocator::raw_deleter() const { return &delete_block; }
+
+void OpenRegDeviceAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
+  OPENREG_CHECK(orMemcpy(dest, src, count, orMemcpyDeviceToDevice));
+}
+
+void OpenRegDeviceAllocator::emptyCache(MempoolId_t) {
+  for (DeviceIndex i = 0; i < device_count(); ++i) {
+    DeviceState& d = *states()[i];
+    std::lock_guard<std::mutex> lock(d.mu);
+    collect_waiting(d);
+    release_cached(d, i);
+  }
+}
+
+void OpenRegDeviceAllocator::recordStream(const DataPtr& ptr, c10::Stream stream) {
+  if (ptr.get() == nullptr) return;
+  DeviceState& d = *states()[ptr.device().index()];
+  std::lock_guard<std::mutex> lock(d.mu);
+  auto it = d.live.find(ptr.get());
+  TORCH_CHECK(it != d.live.end(), "record_stream: the pointer was not allocated by openreg");
+  if (stream.id() == it->second.stream) return;
+  for (const Stream& s : it->second.used_on) {
+    if (s == stream) return;
+  }
+  it->second.used_on.push_back(stream);
+}
+
+CachingDeviceAllocator::DeviceStats OpenRegDeviceAllocator::getDeviceStats(DeviceIndex device) {
+  check_device_index(device);
+  DeviceState& d = *states()[device];
+  std::lock_guard<std::mutex> lock(d.mu);
+  return d.stats;
+}
+
+void OpenRegDeviceAllocator::resetAccumulatedStats(DeviceIndex device) {
+  check_device_index(device);
+  DeviceState& d = *states()[device];
+  std::lock_guard<std::mutex> lock(d.mu);
+  for (auto* array : {&d.stats.allocation, &d.stats.segment, &d.stats.active,
+                      &d.stats.allocated_bytes, &d.stats.reserved_bytes, &d.stats.active_bytes,
+                      &d.stats.requested_bytes}) {
+    for (auto& stat : *array) stat.reset_accumulated();
+  }
+  d.stats.num_alloc_retries = 0;
+  d.stats.num_ooms = 0;
+  d.stats.num_device_alloc = 0;
+  d.stats.num_device_free = 0;
+}
+
+void OpenRegDeviceAllocator::resetPeakStats(DeviceIndex device) {
+  check_device_index(device);
+  DeviceState& d = *states()[device];
+  std::lock_guard<std::mutex> lock(d.mu);
+  for (auto* array : {&d.stats.allocation, &d.stats.segment, &d.stats.active,
+                      &d.stats.allocated_bytes, &d.stats.reserved_bytes, &d.stats.active_bytes,
+                      &d.stats.requested_bytes}) {
+    for (auto& stat : *array) stat.reset_peak();
+  }
+}
+
+std::pair<size_t, size_t> OpenRegDeviceAllocator::getMemoryInfo(DeviceIndex device) {
+  check_device_index(device);
+  DeviceIndex previous = exchange_device(device);
+  size_t free_bytes = 0, total = 0;
+  orError_t err = orMemGetInfo(&free_bytes, &total);
+  set_device(previous);
+  OPENREG_CHECK(err);
+  return {free_bytes, total};
+}
+
+// LITERALINCLUDE START: ALLOCATOR_REGISTER
+OpenRegDeviceAllocator* device_allocator() {
+  static OpenRegDeviceAllocator allocator;
+  return &allocator;
+}
+
+REGISTER_ALLOCATOR(DeviceType::PrivateUse1, device_allocator());
+// LITERALINCLUDE END: ALLOCATOR_REGISTER
+
+}  // namespace c10::openreg

@@ -1,0 +1,15 @@
+// OpenRegException.cpp: formats a driver failure with the driver's own detail.
+#include "OpenRegException.h"
+
+namespace c10::openreg {
+
+void throw_driver_error(orError_t err, const char* expr) {
+  std::string detail = orGetLastErrorDetail();
+  if (err == orErrorMemoryAllocation) {
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "OpenReg out of memory: ", detail);
+  }
+  TORCH_CHECK(false, "OpenReg error: ", orGetErrorString(err), detail.empty() ? "" : ": ", detail,
+              " (in ", expr, ")");
+}
+
+}  // namespace c10::openreg

@@ -1,0 +1,96 @@
+// OpenRegHooks.cpp: the hooks' answers, and their registration at library load.
+#include "OpenRegHooks.h"
+
+#include <c10/core/StorageImpl.h>
+
+#include "OpenRegDeviceAllocator.h"
+#include "OpenRegException.h"
+#include "OpenRegFunctions.h"
+#include "OpenRegGenerator.h"
+#include "OpenRegStream.h"
+
+namespace c10::openreg {
+
+bool OpenRegHooksInterface::isAvailable() const { return device_count() > 0; }
+
+void OpenRegHooksInterface::init() const {
+  // Touch the driver once so a broken installation fails here, loudly.
+  int count = 0;
+  OPENREG_CHECK(orGetDeviceCount(&count));
+}
+
+bool OpenRegHooksInterface::hasPrimaryContext(DeviceIndex device_index) const {
+  return device_index >= 0 && device_index < device_count();
+}
+
+DeviceIndex OpenRegHooksInterface::deviceCount() const { return device_count(); }
+void OpenRegHooksInterface::setCurrentDevice(DeviceIndex device) const { set_device(device); }
+DeviceIndex OpenRegHooksInterface::getCurrentDevice() const { return current_device(); }
+DeviceIndex OpenRegHooksInterface::exchangeDevice(DeviceIndex device) const {
+  return exchange_device(device);
+}
+DeviceIndex OpenRegHooksInterface::maybeExchangeDevice(DeviceIndex device) const {
+  return maybe_exchange_device(device);
+}
+
+const at::Generator& OpenRegHooksInterface::getDefaultGenerator(DeviceIndex device_index) const {
+  return default_generator(device_index);
+}
+
+at::Generator OpenRegHooksInterface::getNewGenerator(DeviceIndex device_index) const {
+  return new_generator(device_index);
+}
+
+at::Device OpenRegHooksInterface::getDeviceFromPtr(void* data) const {
+  orPointerAttributes attr;
+  OPENREG_CHECK(orPointerGetAttributes(&attr, data));
+  TORCH_CHECK(attr.type == orMemoryTypeDevice, "the pointer is not openreg device memory");
+  return at::Device(DeviceType::PrivateUse1, static_cast<DeviceIndex>(attr.device));
+}
+
+bool OpenRegHooksInterface::isPinnedPtr(const void* data) const {
+  orPointerAttributes attr;
+  return orPointerGetAttributes(&attr, data) == orSuccess && attr.type == orMemoryTypeHost;
+}
+
+void OpenRegHooksInterface::resizePrivateUse1Bytes(const c10::Storage& storage,
+                                                   size_t new_bytes) const {
+  resize_storage_bytes(storage, new_bytes);
+}
+
+// LITERALINCLUDE START: HOOKS_RESIZE_STORAGE
+void resize_storage_bytes(const c10::Storage& storage, size_t new_bytes) {
+  StorageImpl* impl = storage.unsafeGetStorageImpl();
+  TORCH_CHECK(impl->resizable(), "Trying to resize storage that is not resizable");
+  size_t old_bytes = impl->nbytes();
+  if (new_bytes == old_bytes) return;
+  DeviceIndex device = impl->device().type() == DeviceType::PrivateUse1 ? impl->device().index()
+                                                                        : current_device();
+  DeviceIndex previous = exchange_device(device);
+  DataPtr fresh = impl->allocator()->allocate(new_bytes);
+  size_t keep = std::min(old_bytes, new_bytes);
+  orError_t err = orSuccess;
+  if (keep > 0 && impl->data() != nullptr) {
+    // Ordered on the current stream like any kernel, so no host round trip.
+    err = orMemcpyAsync(fresh.get(), impl->data(), keep, orMemcpyDeviceToDevice,
+                        getCurrentOpenRegStream(device).stream());
+  }
+  set_device(previous);
+  OPENREG_CHECK(err);
+  impl->set_data_ptr_noswap(std::move(fresh));
+  impl->set_nbytes(new_bytes);
+}
+// LITERALINCLUDE END: HOOKS_RESIZE_STORAGE
+
+// LITERALINCLUDE START: HOOKS_REGISTER
+namespace {
+// Registered when libtorch_openreg is loaded, before any tensor exists.
+const bool hooks_registered = [] {
+  static OpenRegHooksInterface hooks;
+  at::RegisterPrivateUse1HooksInterface(&hooks);
+  return true;
+}();
+}  // namespace
+// LITERALINCLUDE END: HOOKS_REGISTER
+
+}  // namespace c10::openreg

@@ -1,0 +1,68 @@
+// OpenRegLaunch.h: launching C++ kernels onto the current openreg stream.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/SmallVector.h>
+#include <openreg.h>
+
+#include <exception>
+#include <type_traits>
+#include <utility>
+
+#include "OpenRegException.h"
+#include "OpenRegStream.h"
+
+namespace c10::openreg {
+
+// What a kernel needs to see a device tensor: its device address and layout,
+// captured at launch. Inside the kernel, cpu() wraps the kernel-view address
+// in a CPU tensor, so PyTorch's own CPU kernels run on device memory.
+// LITERALINCLUDE START: LAUNCH_KERNEL_TENSOR
+class KernelTensor {
+ public:
+  explicit KernelTensor(const at::Tensor& t)
+      : data_(const_cast<void*>(t.const_data_ptr())),
+        sizes_(t.sizes().begin(), t.sizes().end()),
+        strides_(t.strides().begin(), t.strides().end()),
+        dtype_(t.scalar_type()) {}
+
+  at::Tensor cpu() const;  // valid only while a kernel runs
+
+ private:
+  void* data_;
+  c10::SmallVector<int64_t, 5> sizes_;
+  c10::SmallVector<int64_t, 5> strides_;
+  ScalarType dtype_;
+};
+// LITERALINCLUDE END: LAUNCH_KERNEL_TENSOR
+
+namespace detail {
+template <class F>
+void run_boxed_kernel(void* boxed) {
+  auto* body = static_cast<F*>(boxed);
+  try {
+    (*body)();
+  } catch (const std::exception& e) {
+    orKernelFail(e.what());  // reported by the next synchronize of this stream
+  }
+  delete body;
+}
+}  // namespace detail
+
+// LITERALINCLUDE START: LAUNCH_KERNEL
+// Queues `body` on the current stream of the current device and returns at
+// once; the stream's worker runs it later, in order with the stream's work.
+template <class F>
+void launch_kernel(F&& body) {
+  using Body = std::decay_t<F>;
+  auto* boxed = new Body(std::forward<F>(body));
+  orStream_t stream = getCurrentOpenRegStream().stream();
+  orError_t err = orLaunchKernel(stream, &detail::run_boxed_kernel<Body>, boxed);
+  if (err != orSuccess) {
+    if (err != orErrorLaunchFailure) delete boxed;  // a failure under blocking launch ran it
+    OPENREG_CHECK(err);
+  }
+}
+// LITERALINCLUDE END: LAUNCH_KERNEL
+
+}  // namespace c10::openreg

@@ -1,0 +1,111 @@
+// OpenRegStream.cpp: lazily created driver streams behind c10 stream ids.
+#include "OpenRegStream.h"
+
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "OpenRegException.h"
+#include "OpenRegFunctions.h"
+
+namespace c10::openreg {
+
+namespace {
+constexpr int kPriorities = 2;  // 0: normal, 1: high (-1 in CUDA's convention)
+constexpr DeviceIndex kMaxDevices = 16;
+
+struct DevicePool {
+  std::mutex mu;
+  std::array<std::array<orStream_t, OpenRegStream::kStreamsPerPool>, kPriorities> streams{};
+  std::array<std::atomic<uint32_t>, kPriorities> next{};
+};
+
+DevicePool& pool(DeviceIndex device) {
+  static auto* pools = new std::array<DevicePool, kMaxDevices>();  // leaked: lives as long as workers
+  return (*pools)[device];
+}
+
+// The thread's current stream id per device; 0 (the default stream) unless set.
+thread_local std::array<StreamId, kMaxDevices> current_ids{};
+
+DeviceIndex resolve(DeviceIndex device) {
+  if (device < 0) return current_device();
+  check_device_index(device);
+  return device;
+}
+
+orStream_t pooled_stream(DeviceIndex device, StreamId id) {
+  int slot = static_cast<int>(id - 1);
+  int level = slot / OpenRegStream::kStreamsPerPool;
+  int index = slot % OpenRegStream::kStreamsPerPool;
+  DevicePool& p = pool(device);
+  std::lock_guard<std::mutex> lock(p.mu);
+  orStream_t& s = p.streams[level][index];
+  if (s == nullptr) {
+    DeviceIndex previous = exchange_device(device);
+    orError_t err = orStreamCreateWithPriority(&s, level == 0 ? 0 : -1);
+    set_device(previous);
+    OPENREG_CHECK(err);
+  }
+  return s;
+}
+}  // namespace
+
+OpenRegStream::OpenRegStream(Stream stream) : stream_(stream) {
+  TORCH_CHECK(stream.device_type() == DeviceType::PrivateUse1, "expected an openreg stream, got ",
+              stream);
+  TORCH_CHECK(stream.id() >= 0 && stream.id() <= kPriorities * kStreamsPerPool,
+              "invalid openreg stream id ", stream.id());
+}
+
+orStream_t OpenRegStream::stream() const {
+  // The default stream is the driver's NULL stream of the device, so callers
+  // use it with that device current (a DeviceGuard), as with CUDA's.
+  return id() == 0 ? nullptr : pooled_stream(device_index(), id());
+}
+
+int OpenRegStream::priority() const {
+  return id() > kStreamsPerPool ? -1 : 0;
+}
+
+bool OpenRegStream::query() const {
+  DeviceIndex previous = exchange_device(device_index());
+  orError_t err = orStreamQuery(stream());
+  set_device(previous);
+  if (err == orErrorNotReady) return false;
+  OPENREG_CHECK(err);
+  return true;
+}
+
+void OpenRegStream::synchronize() const {
+  DeviceIndex previous = exchange_device(device_index());
+  orError_t err = orStreamSynchronize(stream());
+  set_device(previous);
+  OPENREG_CHECK(err);
+}
+
+OpenRegStream getCurrentOpenRegStream(DeviceIndex device) {
+  device = resolve(device);
+  return OpenRegStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device),
+                              current_ids[device]));
+}
+
+OpenRegStream getDefaultOpenRegStream(DeviceIndex device) {
+  device = resolve(device);
+  return OpenRegStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), 0));
+}
+
+OpenRegStream getStreamFromPool(int priority, DeviceIndex device) {
+  device = resolve(device);
+  int level = priority < 0 ? 1 : 0;
+  uint32_t index = pool(device).next[level].fetch_add(1) % OpenRegStream::kStreamsPerPool;
+  StreamId id = 1 + level * OpenRegStream::kStreamsPerPool + index;
+  return OpenRegStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), id));
+}
+
+void setCurrentOpenRegStream(OpenRegStream stream) {
+  current_ids[stream.device_index()] = stream.id();
+}
+
+}  // namespace c10::openreg

@@ -1,0 +1,39 @@
+// OpenRegStream.h: c10::Stream for openreg, the per-device stream pools and the current stream.
+#pragma once
+
+#include <c10/core/Stream.h>
+#include <openreg.h>
+
+namespace c10::openreg {
+
+// A c10::Stream whose id names a driver stream: 0 is the device's default
+// stream, 1..kStreamsPerPool*2 index the pool (normal, then high priority).
+class OpenRegStream {
+ public:
+  static constexpr int kStreamsPerPool = 8;
+
+  explicit OpenRegStream(Stream stream);
+
+  orStream_t stream() const;
+  Stream unwrap() const { return stream_; }
+  operator Stream() const { return stream_; }
+  DeviceIndex device_index() const { return stream_.device_index(); }
+  Device device() const { return stream_.device(); }
+  StreamId id() const { return stream_.id(); }
+  int priority() const;
+  bool query() const;
+  void synchronize() const;
+
+  bool operator==(const OpenRegStream& other) const { return stream_ == other.stream_; }
+
+ private:
+  Stream stream_;
+};
+
+OpenRegStream getCurrentOpenRegStream(DeviceIndex device = -1);
+OpenRegStream getDefaultOpenRegStream(DeviceIndex device = -1);
+// priority follows CUDA: 0 is normal, -1 is high.
+OpenRegStream getStreamFromPool(int priority = 0, DeviceIndex device = -1);
+void setCurrentOpenRegStream(OpenRegStream stream);
+
+}  // namespace c10::openreg

@@ -1,0 +1,157 @@
+"""torch.openreg: the device module of the openreg backend (the counterpart of torch.cuda)."""
+
+import threading
+from typing import Any, Union
+
+import torch
+from torch_openreg import _C
+
+from .random import (
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
+
+_DeviceLike = Union[torch.device, str, int, None]
+
+__all__ = [
+    "current_device",
+    "default_generators",
+    "device",
+    "device_count",
+    "get_device_name",
+    "get_device_properties",
+    "get_rng_state",
+    "get_rng_state_all",
+    "initial_seed",
+    "is_available",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "seed_all",
+    "set_device",
+    "set_rng_state",
+    "set_rng_state_all",
+    "synchronize",
+]
+
+# LITERALINCLUDE START: DEVICE_MODULE_LAZY_INIT
+_initialized = False
+_init_lock = threading.Lock()
+
+
+def is_initialized() -> bool:
+    """Whether the device runtime has been initialized in this process."""
+    return _initialized
+
+
+def _lazy_init() -> None:
+    """Initializes the runtime on first use; torch calls it for the first openreg tensor."""
+    global _initialized
+    if _initialized:
+        return
+    with _init_lock:
+        if not _initialized:
+            _C._init()
+            _initialized = True
+# LITERALINCLUDE END: DEVICE_MODULE_LAZY_INIT
+
+
+# LITERALINCLUDE START: DEVICE_MODULE_BASICS
+def is_available() -> bool:
+    """True when the driver reports at least one device."""
+    return device_count() > 0
+
+
+def device_count() -> int:
+    """The number of openreg devices (``OPENREG_DEVICE_COUNT``, default 2)."""
+    return _C._get_device_count()
+
+
+def current_device() -> int:
+    """The index of the current openreg device of this thread."""
+    _lazy_init()
+    return _C._get_device()
+
+
+def set_device(device: _DeviceLike) -> None:
+    """Makes ``device`` the current openreg device of this thread."""
+    index = _get_device_index(device)
+    if index >= 0:
+        _lazy_init()
+        _C._set_device(index)
+
+
+def synchronize(device: _DeviceLike = None) -> None:
+    """Waits for all work queued on every stream of ``device``."""
+    _lazy_init()
+    _C._synchronize(_get_device_index(device, optional=True))
+# LITERALINCLUDE END: DEVICE_MODULE_BASICS
+
+
+class device:
+    """Context manager that makes ``device`` current and restores the previous one."""
+
+    def __init__(self, device: _DeviceLike) -> None:
+        self.index = _get_device_index(device, optional=True)
+        self.previous = -1
+
+    def __enter__(self) -> None:
+        _lazy_init()
+        self.previous = _C._exchange_device(self.index)
+
+    def __exit__(self, *exc: Any) -> None:
+        _C._set_device(self.previous)
+
+
+def get_device_properties(device: _DeviceLike = None) -> dict:
+    """Name, total memory, version and processor count of ``device``."""
+    _lazy_init()
+    return _C._get_device_properties(_get_device_index(device, optional=True))
+
+
+def get_device_name(device: _DeviceLike = None) -> str:
+    """The marketing name of ``device``."""
+    return get_device_properties(device)["name"]
+
+
+def _get_device_index(device: _DeviceLike, optional: bool = False) -> int:
+    """Turns a device, string or int into an index; None means the current device."""
+    if isinstance(device, str):
+        device = torch.device(device)
+    if isinstance(device, torch.device):
+        if device.type != "openreg":
+            raise ValueError(f"expected an openreg device, got {device}")
+        device = device.index
+    if device is None:
+        if not optional:
+            raise ValueError("expected an openreg device index, got None")
+        return current_device()
+    if not isinstance(device, int):
+        raise TypeError(f"cannot interpret {device!r} as an openreg device")
+    return device
+
+
+class _DefaultGenerators:
+    """``torch.openreg.default_generators[i]``: device i's default torch.Generator."""
+
+    def __getitem__(self, index: int) -> torch.Generator:
+        if not 0 <= index < device_count():
+            raise IndexError(f"openreg device index {index} out of range ({device_count()} devices)")
+        return _C._get_default_generator(index)
+
+    def __len__(self) -> int:
+        return device_count()
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+default_generators = _DefaultGenerators()
