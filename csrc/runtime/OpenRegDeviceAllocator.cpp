@@ -2,8 +2,7 @@
 #include "OpenRegDeviceAllocator.h"
 
 #include <mutex>
-#include <set>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 #include "OpenRegException.h"
@@ -30,29 +29,23 @@ size_t round_size(size_t n) {
   return (n + kLargeRound - 1) / kLargeRound * kLargeRound;
 }
 
+// One device allocation. The tensor's DataPtr carries it as its context, so
+// freeing and recordStream find it without a lookup.
 struct Block {
+  void* ptr = nullptr;
   size_t size = 0;
+  DeviceIndex device = 0;
   StreamId stream = 0;                 // the stream it was allocated on
   std::vector<Stream> used_on;         // streams added by recordStream
   std::vector<orEvent_t> pending;      // events that must complete before reuse
 };
 
-struct FreeKey {
-  StreamId stream;
-  size_t size;
-  void* ptr;
-  bool operator<(const FreeKey& o) const {
-    if (stream != o.stream) return stream < o.stream;
-    if (size != o.size) return size < o.size;
-    return ptr < o.ptr;
-  }
-};
-
 struct DeviceState {
   std::mutex mu;
-  std::unordered_map<void*, Block> live;      // handed out to tensors
-  std::unordered_map<void*, Block> waiting;   // freed, waiting for other streams
-  std::set<FreeKey> cached;                   // free for the stream in the key
+  // Free blocks by (stream, size); vectors keep their capacity, so a warm
+  // cache allocates nothing on the host either.
+  std::map<std::pair<StreamId, size_t>, std::vector<Block*>> cached;
+  std::vector<Block*> waiting;  // freed, waiting for work on other streams
   CachingDeviceAllocator::DeviceStats stats;
 };
 
@@ -65,8 +58,7 @@ std::vector<DeviceState*>& states() {
   return *all;
 }
 
-void add_stat(CachingDeviceAllocator::DeviceStats& s, c10::CachingAllocator::StatArray& a,
-              size_t size, bool increase) {
+void add_stat(c10::CachingAllocator::StatArray& a, size_t size, bool increase) {
   auto pool = size <= kSmallLimit ? StatType::SMALL_POOL : StatType::LARGE_POOL;
   for (auto t : {StatType::AGGREGATE, pool}) {
     auto& stat = a[static_cast<size_t>(t)];
@@ -74,69 +66,62 @@ void add_stat(CachingDeviceAllocator::DeviceStats& s, c10::CachingAllocator::Sta
   }
 }
 
+void cache(DeviceState& d, Block* b) { d.cached[{b->stream, b->size}].push_back(b); }
+
 // Blocks whose cross-stream events completed become reusable.
 void collect_waiting(DeviceState& d) {
-  for (auto it = d.waiting.begin(); it != d.waiting.end();) {
-    Block& b = it->second;
-    bool done = true;
-    for (orEvent_t e : b.pending) done = done && orEventQuery(e) == orSuccess;
-    if (!done) {
-      ++it;
-      continue;
+  if (d.waiting.empty()) return;
+  std::erase_if(d.waiting, [&](Block* b) {
+    for (orEvent_t e : b->pending) {
+      if (orEventQuery(e) != orSuccess) return false;
     }
-    for (orEvent_t e : b.pending) orEventDestroy(e);
-    d.cached.insert(FreeKey{b.stream, b.size, it->first});
-    it = d.waiting.erase(it);
-  }
+    for (orEvent_t e : b->pending) orEventDestroy(e);
+    b->pending.clear();
+    cache(d, b);
+    return true;
+  });
 }
 
 // Returns every cached block to the driver. Caller holds d.mu.
 void release_cached(DeviceState& d, DeviceIndex device) {
   DeviceIndex previous = exchange_device(device);
-  for (const FreeKey& k : d.cached) {
-    OPENREG_CHECK(orFree(k.ptr));
-    add_stat(d.stats, d.stats.reserved_bytes, k.size, false);
-    add_stat(d.stats, d.stats.segment, 1, false);
-    d.stats.num_device_free++;
+  for (auto& [key, blocks] : d.cached) {
+    for (Block* b : blocks) {
+      OPENREG_CHECK(orFree(b->ptr));
+      add_stat(d.stats.reserved_bytes, b->size, false);
+      add_stat(d.stats.segment, 1, false);
+      d.stats.num_device_free++;
+      delete b;
+    }
   }
   d.cached.clear();
   set_device(previous);
 }
 
-void free_block(void* ptr) {
-  int device = -1;
-  orPointerAttributes attr;
-  if (orPointerGetAttributes(&attr, ptr) == orSuccess) device = attr.device;
-  TORCH_INTERNAL_ASSERT(device >= 0, "freeing a pointer that is not openreg device memory");
-  DeviceState& d = *states()[device];
+void delete_block(void* ctx) {
+  if (ctx == nullptr) return;  // zero-size allocation
+  auto* block = static_cast<Block*>(ctx);
+  DeviceState& d = *states()[block->device];
   std::lock_guard<std::mutex> lock(d.mu);
-  auto it = d.live.find(ptr);
-  TORCH_INTERNAL_ASSERT(it != d.live.end(), "freeing an openreg block twice");
-  Block block = std::move(it->second);
-  d.live.erase(it);
-  add_stat(d.stats, d.stats.allocated_bytes, block.size, false);
-  add_stat(d.stats, d.stats.active_bytes, block.size, false);
-  add_stat(d.stats, d.stats.allocation, 1, false);
-  add_stat(d.stats, d.stats.active, 1, false);
-  if (block.used_on.empty()) {
-    d.cached.insert(FreeKey{block.stream, block.size, ptr});
+  add_stat(d.stats.allocated_bytes, block->size, false);
+  add_stat(d.stats.active_bytes, block->size, false);
+  add_stat(d.stats.allocation, 1, false);
+  add_stat(d.stats.active, 1, false);
+  if (block->used_on.empty()) {
+    cache(d, block);
     return;
   }
-  // Used on other streams: reusable once their work up to now has finished.
-  DeviceIndex previous = exchange_device(static_cast<DeviceIndex>(device));
-  for (const Stream& s : block.used_on) {
+  // Used on other streams: reusable once their work queued so far has finished.
+  DeviceIndex previous = exchange_device(block->device);
+  for (const Stream& s : block->used_on) {
     orEvent_t e;
     OPENREG_CHECK(orEventCreateWithFlags(&e, orEventDisableTiming));
     OPENREG_CHECK(orEventRecord(e, OpenRegStream(s).stream()));
-    block.pending.push_back(e);
+    block->pending.push_back(e);
   }
   set_device(previous);
-  block.used_on.clear();
-  d.waiting.emplace(ptr, std::move(block));
-}
-
-void delete_block(void* ptr) {
-  if (ptr != nullptr) free_block(ptr);
+  block->used_on.clear();
+  d.waiting.push_back(block);
 }
 }  // namespace
 
@@ -150,12 +135,13 @@ DataPtr OpenRegDeviceAllocator::allocate(size_t nbytes) {
   std::lock_guard<std::mutex> lock(d.mu);
   collect_waiting(d);
 
-  void* ptr = nullptr;
-  auto hit = d.cached.lower_bound(FreeKey{stream, size, nullptr});
-  if (hit != d.cached.end() && hit->stream == stream && hit->size == size) {
-    ptr = hit->ptr;
-    d.cached.erase(hit);
+  Block* block = nullptr;
+  auto hit = d.cached.find({stream, size});
+  if (hit != d.cached.end() && !hit->second.empty()) {
+    block = hit->second.back();  // freed on this stream: later work is ordered after its last use
+    hit->second.pop_back();
   } else {
+    void* ptr = nullptr;
     orError_t err = orMalloc(&ptr, size);
     if (err == orErrorMemoryAllocation) {  // give the cache back and try once more
       d.stats.num_alloc_retries++;
@@ -174,17 +160,17 @@ DataPtr OpenRegDeviceAllocator::allocate(size_t nbytes) {
                        d.stats.reserved_bytes[0].current / kMiB, " MiB reserved by PyTorch)");
     }
     OPENREG_CHECK(err);
-    add_stat(d.stats, d.stats.reserved_bytes, size, true);
-    add_stat(d.stats, d.stats.segment, 1, true);
+    block = new Block{ptr, size, device, stream, {}, {}};
+    add_stat(d.stats.reserved_bytes, size, true);
+    add_stat(d.stats.segment, 1, true);
     d.stats.num_device_alloc++;
   }
-  d.live.emplace(ptr, Block{size, stream, {}, {}});
-  add_stat(d.stats, d.stats.allocated_bytes, size, true);
-  add_stat(d.stats, d.stats.active_bytes, size, true);
-  add_stat(d.stats, d.stats.requested_bytes, nbytes, true);
-  add_stat(d.stats, d.stats.allocation, 1, true);
-  add_stat(d.stats, d.stats.active, 1, true);
-  return {ptr, ptr, &delete_block, Device(DeviceType::PrivateUse1, device)};
+  add_stat(d.stats.allocated_bytes, size, true);
+  add_stat(d.stats.active_bytes, size, true);
+  add_stat(d.stats.requested_bytes, nbytes, true);
+  add_stat(d.stats.allocation, 1, true);
+  add_stat(d.stats.active, 1, true);
+  return {block->ptr, block, &delete_block, Device(DeviceType::PrivateUse1, device)};
 }
 // LITERALINCLUDE END: ALLOCATOR_ALLOCATE
 
@@ -205,15 +191,16 @@ void OpenRegDeviceAllocator::emptyCache(MempoolId_t) {
 
 void OpenRegDeviceAllocator::recordStream(const DataPtr& ptr, c10::Stream stream) {
   if (ptr.get() == nullptr) return;
-  DeviceState& d = *states()[ptr.device().index()];
+  TORCH_CHECK(ptr.get_deleter() == &delete_block,
+              "record_stream: the memory was not allocated by the openreg allocator");
+  auto* block = static_cast<Block*>(ptr.get_context());
+  DeviceState& d = *states()[block->device];
   std::lock_guard<std::mutex> lock(d.mu);
-  auto it = d.live.find(ptr.get());
-  TORCH_CHECK(it != d.live.end(), "record_stream: the pointer was not allocated by openreg");
-  if (stream.id() == it->second.stream) return;
-  for (const Stream& s : it->second.used_on) {
+  if (stream.id() == block->stream) return;
+  for (const Stream& s : block->used_on) {
     if (s == stream) return;
   }
-  it->second.used_on.push_back(stream);
+  block->used_on.push_back(stream);
 }
 
 CachingDeviceAllocator::DeviceStats OpenRegDeviceAllocator::getDeviceStats(DeviceIndex device) {

@@ -9,6 +9,7 @@
 #include <ATen/ops/sub.h>
 #include <c10/core/DeviceGuard.h>
 
+#include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
 
@@ -24,9 +25,12 @@ struct Result {
   at::DimVector shape;
 };
 
-Result plan(const char* op, const at::Tensor& self, const at::Tensor& other, bool true_divide) {
+Result plan(const char* op, const at::Tensor& self, const at::Tensor& other, bool true_divide,
+            const c10::Scalar* alpha = nullptr) {
   c10::Device device = common_device(op, {self, other});
   c10::ScalarType dtype = at::result_type(self, other);
+  // alpha must fit the result type: checked here, not inside the kernel.
+  if (alpha != nullptr) at::native::alpha_check(dtype, *alpha);
   if (true_divide && c10::isIntegralType(dtype, /*includeBool=*/true)) {
     dtype = c10::typeMetaToScalarType(c10::get_default_dtype());
   }
@@ -50,17 +54,17 @@ at::Tensor& launch_binary(at::Tensor& out, const at::Tensor& a, const at::Tensor
 
 template <class Kernel>
 at::Tensor binary(const char* op, const at::Tensor& self, const at::Tensor& other,
-                  bool true_divide, Kernel kernel) {
-  Result r = plan(op, self, other, true_divide);
-  at::Tensor out = at::empty(r.shape, at::TensorOptions().dtype(r.dtype).device(r.device));
+                  bool true_divide, Kernel kernel, const c10::Scalar* alpha = nullptr) {
+  Result r = plan(op, self, other, true_divide, alpha);
+  at::Tensor out = empty_openreg(r.shape, r.dtype, r.device);
   return launch_binary(out, self, other, kernel);
 }
 // LITERALINCLUDE END: NATIVE_BINARY_LAUNCH
 
 template <class Kernel>
 at::Tensor& binary_inplace(const char* op, at::Tensor& self, const at::Tensor& other,
-                           bool true_divide, Kernel kernel) {
-  Result r = plan(op, self, other, true_divide);
+                           bool true_divide, Kernel kernel, const c10::Scalar* alpha = nullptr) {
+  Result r = plan(op, self, other, true_divide, alpha);
   TORCH_CHECK(self.is_privateuseone(), op, ": the in-place target must be an openreg tensor");
   check_result(op, self, r.dtype, r.shape);
   return launch_binary(self, self, other, kernel);
@@ -68,8 +72,9 @@ at::Tensor& binary_inplace(const char* op, at::Tensor& self, const at::Tensor& o
 
 template <class Kernel>
 at::Tensor& binary_out(const char* op, const at::Tensor& self, const at::Tensor& other,
-                       at::Tensor& out, bool true_divide, Kernel kernel) {
-  Result r = plan(op, self, other, true_divide);
+                       at::Tensor& out, bool true_divide, Kernel kernel,
+                       const c10::Scalar* alpha = nullptr) {
+  Result r = plan(op, self, other, true_divide, alpha);
   TORCH_CHECK(out.device() == r.device, "Expected out tensor to be on ", r.device, " but got ",
               out.device());
   at::native::resize_output(out, r.shape);
@@ -89,48 +94,37 @@ auto sub_kernel(const c10::Scalar& alpha) {
 }
 void mul_kernel(at::Tensor& o, const at::Tensor& a, const at::Tensor& b) { at::mul_out(o, a, b); }
 void div_kernel(at::Tensor& o, const at::Tensor& a, const at::Tensor& b) { at::div_out(o, a, b); }
-
-// alpha must fit the result type: checked on the host, not inside the kernel.
-void check_alpha(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  at::native::alpha_check(at::result_type(self, other), alpha);
-}
 }  // namespace
 
 // LITERALINCLUDE START: NATIVE_ADD
 at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  check_alpha(self, other, alpha);
-  return binary("add", self, other, false, add_kernel(alpha));
+  return binary("add", self, other, false, add_kernel(alpha), &alpha);
 }
 // LITERALINCLUDE END: NATIVE_ADD
 
 at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  check_alpha(self, other, alpha);
-  return binary_inplace("add_", self, other, false, add_kernel(alpha));
+  return binary_inplace("add_", self, other, false, add_kernel(alpha), &alpha);
 }
 
 at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
                     at::Tensor& out) {
-  check_alpha(self, other, alpha);
-  return binary_out("add.out", self, other, out, false, add_kernel(alpha));
+  return binary_out("add.out", self, other, out, false, add_kernel(alpha), &alpha);
 }
 
 at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   at::native::sub_check(self, other);
-  check_alpha(self, other, alpha);
-  return binary("sub", self, other, false, sub_kernel(alpha));
+  return binary("sub", self, other, false, sub_kernel(alpha), &alpha);
 }
 
 at::Tensor& sub_(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   at::native::sub_check(self, other);
-  check_alpha(self, other, alpha);
-  return binary_inplace("sub_", self, other, false, sub_kernel(alpha));
+  return binary_inplace("sub_", self, other, false, sub_kernel(alpha), &alpha);
 }
 
 at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
                     at::Tensor& out) {
   at::native::sub_check(self, other);
-  check_alpha(self, other, alpha);
-  return binary_out("sub.out", self, other, out, false, sub_kernel(alpha));
+  return binary_out("sub.out", self, other, out, false, sub_kernel(alpha), &alpha);
 }
 
 at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {

@@ -4,6 +4,7 @@
 #include <ATen/ops/mm.h>
 #include <c10/core/DeviceGuard.h>
 
+#include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
 
@@ -39,7 +40,7 @@ at::Tensor& launch_mm(at::Tensor& out, const at::Tensor& self, const at::Tensor&
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   check_mm(self, mat2);
-  at::Tensor out = at::empty({self.size(0), mat2.size(1)}, self.options());
+  at::Tensor out = empty_openreg({self.size(0), mat2.size(1)}, self.scalar_type(), self.device());
   return launch_mm(out, self, mat2);
 }
 

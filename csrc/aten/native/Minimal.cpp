@@ -51,6 +51,12 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
 }
 // LITERALINCLUDE END: MINIMAL_EMPTY_MEMORY_FORMAT
 
+at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Device device) {
+  c10::DeviceGuard guard(device);
+  return at::detail::empty_generic(size, c10::openreg::device_allocator(), kOpenRegKeys, dtype,
+                                   std::nullopt);
+}
+
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                          std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                          std::optional<c10::Device> device, std::optional<bool> pin_memory) {

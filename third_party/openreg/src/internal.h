@@ -6,7 +6,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -78,7 +77,7 @@ struct orStream_st {
   std::mutex mu;
   std::condition_variable work_cv;
   std::condition_variable done_cv;
-  std::deque<openreg::Task> queue;
+  std::vector<openreg::Task> queue;  // swapped out whole by the worker
   std::atomic<uint64_t> submitted{0};
   std::atomic<uint64_t> completed{0};
   std::atomic<int> waiters{0};

@@ -40,38 +40,44 @@ std::vector<DeviceStreams>& device_streams() {
 void run_worker(orStream_t s) {
   current_device() = s->device;
   running_stream = s;
+  std::vector<Task> batch;
   for (;;) {
-    // Spin briefly for more work before paying for a sleep.
+    // Spin briefly for more work before paying for a sleep; the clock is
+    // read only every so often, it costs more than a pause.
     auto spin_until = Clock::now() + kSpin;
-    while (s->submitted.load(std::memory_order_acquire) ==
-               s->completed.load(std::memory_order_relaxed) &&
-           Clock::now() < spin_until) {
+    for (unsigned i = 1; s->submitted.load(std::memory_order_acquire) ==
+                         s->completed.load(std::memory_order_relaxed);
+         ++i) {
+      if (i % 256 == 0 && Clock::now() >= spin_until) break;
       OPENREG_PAUSE();
     }
-    Task task;
     {
+      // Take everything queued at once: one lock per batch, not per task,
+      // keeps the launching thread from contending with us.
       std::unique_lock<std::mutex> lock(s->mu);
       s->sleeping = true;
       s->work_cv.wait(lock, [s] { return !s->queue.empty() || s->stopping; });
       s->sleeping = false;
       if (s->queue.empty()) return;  // stopping and drained
-      task = s->queue.front();
-      s->queue.pop_front();
+      batch.swap(s->queue);
     }
-    in_kernel = task.kind == TaskKind::Kernel;
-    try {
-      task.fn(task.arg);
-    } catch (...) {
-      orKernelFail("a kernel threw an exception");
+    for (const Task& task : batch) {
+      in_kernel = task.kind == TaskKind::Kernel;
+      try {
+        task.fn(task.arg);
+      } catch (...) {
+        orKernelFail("a kernel threw an exception");
+      }
+      in_kernel = false;
+      // seq_cst on both sides of this handshake: a waiter announces itself and
+      // then reads `completed`; we bump `completed` and then read `waiters`.
+      s->completed.fetch_add(1);
+      if (s->waiters.load() > 0) {
+        std::lock_guard<std::mutex> lock(s->mu);
+        s->done_cv.notify_all();
+      }
     }
-    in_kernel = false;
-    // seq_cst on both sides of this handshake: a waiter announces itself and
-    // then reads `completed`; we bump `completed` and then read `waiters`.
-    s->completed.fetch_add(1);
-    if (s->waiters.load() > 0) {
-      std::lock_guard<std::mutex> lock(s->mu);
-      s->done_cv.notify_all();
-    }
+    batch.clear();
   }
 }
 
@@ -202,8 +208,8 @@ uint64_t submit(orStream_t s, Task t) {
 
 void wait_for(orStream_t s, uint64_t ticket) {
   auto spin_until = Clock::now() + kSpin;
-  while (s->completed.load(std::memory_order_acquire) < ticket) {
-    if (Clock::now() >= spin_until) {
+  for (unsigned i = 1; s->completed.load(std::memory_order_acquire) < ticket; ++i) {
+    if (i % 256 == 0 && Clock::now() >= spin_until) {
       s->waiters.fetch_add(1);
       std::unique_lock<std::mutex> lock(s->mu);
       s->done_cv.wait(lock, [&] { return s->completed.load() >= ticket; });

@@ -1,0 +1,112 @@
+"""Native kernels (add, sub, mul, div, mm, fill_, zero_) agree with the CPU, and check like it."""
+
+import pytest
+import torch
+
+CASES = [
+    ((3, 4), (3, 4)),
+    ((3, 1), (1, 4)),  # broadcasting
+    ((2, 3, 4), (4,)),
+    ((5,), ()),  # 0-dim device tensor
+]
+OPS = {
+    "add": lambda a, b: torch.add(a, b, alpha=2),
+    "sub": lambda a, b: torch.sub(a, b, alpha=3),
+    "mul": torch.mul,
+    "div": torch.div,
+}
+
+
+def rand(shape, dtype):
+    if dtype.is_floating_point:
+        return torch.randn(shape, dtype=dtype)
+    return torch.randint(1, 9, shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("shapes", CASES, ids=str)
+@pytest.mark.parametrize("dtypes", [(torch.float32, torch.float32), (torch.int64, torch.float32),
+                                    (torch.int32, torch.int64), (torch.float64, torch.float16)],
+                         ids=str)
+def test_binary_matches_cpu(op, shapes, dtypes):
+    a = rand(shapes[0], dtypes[0])
+    b = rand(shapes[1], dtypes[1])
+    expected = OPS[op](a, b)
+    got = OPS[op](a.to("openreg"), b.to("openreg"))
+    assert got.device.type == "openreg" and got.dtype == expected.dtype
+    torch.testing.assert_close(got.cpu(), expected)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_python_scalars_promote_like_cpu(op):
+    a = torch.arange(6, dtype=torch.int32).reshape(2, 3)
+    for scalar in (2, 2.5, True):
+        if op == "sub" and scalar is True:
+            continue
+        expected = getattr(torch, op)(a, scalar)
+        got = getattr(torch, op)(a.to("openreg"), scalar)
+        assert got.dtype == expected.dtype
+        torch.testing.assert_close(got.cpu(), expected)
+
+
+def test_inplace_and_out_variants():
+    a = torch.randn(3, 4)
+    b = torch.randn(4)
+    d = a.to("openreg")
+    d.add_(b.to("openreg"), alpha=0.5).mul_(2).sub_(1).div_(3)
+    torch.testing.assert_close(d.cpu(), (((a + 0.5 * b) * 2) - 1) / 3)
+    out = torch.empty(0, device="openreg")
+    torch.mul(a.to("openreg"), b.to("openreg"), out=out)
+    assert out.shape == (3, 4)
+    torch.testing.assert_close(out.cpu(), a * b)
+
+
+def test_inplace_checks_happen_before_launch():
+    x = torch.ones(3, dtype=torch.int64, device="openreg")
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        x.add_(torch.ones(3, device="openreg"))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        x.add_(torch.ones(2, 3, dtype=torch.int64, device="openreg"))
+    with pytest.raises(RuntimeError, match="alpha must not be a floating point"):
+        torch.add(x, x, alpha=0.5)
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors"):
+        torch.ones(2, dtype=torch.bool, device="openreg") - torch.ones(2, dtype=torch.bool, device="openreg")
+    assert torch.equal(x.cpu(), torch.ones(3, dtype=torch.int64))  # untouched
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.complex64], ids=str)
+def test_mm_matches_cpu(dtype):
+    a = rand((7, 5), dtype) if not dtype.is_complex else torch.randn(7, 5, dtype=dtype)
+    b = rand((5, 3), dtype) if not dtype.is_complex else torch.randn(5, 3, dtype=dtype)
+    got = a.to("openreg") @ b.to("openreg")
+    torch.testing.assert_close(got.cpu(), a @ b)
+    out = torch.empty(0, dtype=dtype, device="openreg")
+    torch.mm(a.to("openreg"), b.to("openreg"), out=out)
+    torch.testing.assert_close(out.cpu(), a @ b)
+    torch.testing.assert_close((a.to("openreg").t().contiguous().t() @ b.to("openreg")).cpu(), a @ b)
+
+
+def test_mm_errors():
+    a = torch.ones(2, 3, device="openreg")
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"):
+        a @ a
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        torch.mm(a, torch.ones(3, 2, dtype=torch.float64, device="openreg"))
+
+
+def test_fill_and_zero_on_strided_views():
+    x = torch.arange(12.0, device="openreg").reshape(3, 4)
+    x[:, 1].fill_(-1)
+    x[2].zero_()
+    expected = torch.arange(12.0).reshape(3, 4)
+    expected[:, 1] = -1
+    expected[2] = 0
+    assert torch.equal(x.cpu(), expected)
+
+
+def test_kernels_are_queued_not_run_inline():
+    """The launch returns before the device runs the kernel; .cpu() waits for it."""
+    x = torch.ones(1 << 22, device="openreg")
+    for _ in range(20):
+        x = x + 1
+    assert x[-1].item() == 21.0
