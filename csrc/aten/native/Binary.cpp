@@ -19,6 +19,79 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
+enum class BinaryOp { Add, Sub, Mul, Div };
+
+// LITERALINCLUDE START: NATIVE_BINARY_RAW_KERNEL
+// A hand-written device kernel: raw device pointers, turned into kernel-view
+// addresses inside the kernel. Used for small contiguous operands of one
+// dtype, where wrapping tensors for PyTorch's CPU loops costs more than the
+// arithmetic.
+template <typename T>
+struct RawBinaryKernel {
+  BinaryOp op;
+  T* out;
+  const T* a;
+  const T* b;  // nullptr: use `scalar` for every element
+  T scalar;
+  T alpha;
+  int64_t n;
+
+  void operator()() const {
+    T* o = kernel_ptr(out);
+    const T* x = kernel_ptr(a);
+    const T* y = b != nullptr ? kernel_ptr(b) : nullptr;
+    for (int64_t i = 0; i < n; ++i) {
+      T rhs = y != nullptr ? y[i] : scalar;
+      switch (op) {
+        case BinaryOp::Add: o[i] = x[i] + alpha * rhs; break;
+        case BinaryOp::Sub: o[i] = x[i] - alpha * rhs; break;
+        case BinaryOp::Mul: o[i] = x[i] * rhs; break;
+        case BinaryOp::Div: o[i] = x[i] / rhs; break;
+      }
+    }
+  }
+
+  template <typename P>
+  static P* kernel_ptr(P* device_ptr) {
+    void* k = nullptr;
+    OPENREG_CHECK(orGetKernelPointer(&k, device_ptr));
+    return static_cast<P*>(k);
+  }
+};
+// LITERALINCLUDE END: NATIVE_BINARY_RAW_KERNEL
+
+constexpr int64_t kRawKernelMaxNumel = 32768;  // beyond this, PyTorch's vectorized, parallel loops win
+
+// Launches the raw kernel when the operands allow it; returns false otherwise.
+bool try_raw_kernel(BinaryOp op, at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
+                    const c10::Scalar& alpha) {
+  c10::ScalarType dtype = out.scalar_type();
+  bool b_scalar = b.is_cpu() && b.dim() == 0;
+  if (out.numel() > kRawKernelMaxNumel || !out.is_contiguous() || !a.is_privateuseone() ||
+      a.scalar_type() != dtype || a.sizes() != out.sizes() || !a.is_contiguous()) {
+    return false;
+  }
+  if (!b_scalar && (b.scalar_type() != dtype || b.sizes() != out.sizes() || !b.is_contiguous())) {
+    return false;
+  }
+  if (op == BinaryOp::Div && !c10::isFloatingType(dtype)) return false;
+  auto launch = [&](auto zero) {
+    using T = decltype(zero);
+    launch_kernel(RawBinaryKernel<T>{op, out.mutable_data_ptr<T>(), a.const_data_ptr<T>(),
+                                     b_scalar ? nullptr : b.const_data_ptr<T>(),
+                                     b_scalar ? b.item().to<T>() : T(0), alpha.to<T>(),
+                                     out.numel()});
+    return true;
+  };
+  switch (dtype) {
+    case at::kFloat: return launch(float{});
+    case at::kDouble: return launch(double{});
+    case at::kInt: return launch(int32_t{});
+    case at::kLong: return launch(int64_t{});
+    default: return false;
+  }
+}
+
 struct Result {
   c10::Device device;
   c10::ScalarType dtype;
@@ -41,10 +114,11 @@ Result plan(const char* op, const at::Tensor& self, const at::Tensor& other, boo
 // Queues `kernel(out, a, b)` with all three seen as CPU tensors over device
 // memory: PyTorch's own vectorized CPU loops run on the device's data.
 template <class Kernel>
-at::Tensor& launch_binary(at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
-                          Kernel kernel) {
+at::Tensor& launch_binary(BinaryOp op, const c10::Scalar& alpha, at::Tensor& out,
+                          const at::Tensor& a, const at::Tensor& b, Kernel kernel) {
   if (out.numel() == 0) return out;
   c10::DeviceGuard guard(out.device());
+  if (try_raw_kernel(op, out, a, b, alpha)) return out;
   launch_kernel([out = KernelTensor(out), a = Operand(a), b = Operand(b), kernel] {
     at::Tensor result = out.cpu();
     kernel(result, a.cpu(), b.cpu());
@@ -52,34 +126,35 @@ at::Tensor& launch_binary(at::Tensor& out, const at::Tensor& a, const at::Tensor
   return out;
 }
 
+// The three forms of each op: a new result, in place, and out=.
 template <class Kernel>
-at::Tensor binary(const char* op, const at::Tensor& self, const at::Tensor& other,
-                  bool true_divide, Kernel kernel, const c10::Scalar* alpha = nullptr) {
-  Result r = plan(op, self, other, true_divide, alpha);
+at::Tensor binary(BinaryOp kind, const char* op, const at::Tensor& self, const at::Tensor& other,
+                  Kernel kernel, const c10::Scalar& alpha = 1) {
+  Result r = plan(op, self, other, kind == BinaryOp::Div, kind <= BinaryOp::Sub ? &alpha : nullptr);
   at::Tensor out = empty_openreg(r.shape, r.dtype, r.device);
-  return launch_binary(out, self, other, kernel);
+  return launch_binary(kind, alpha, out, self, other, kernel);
 }
 // LITERALINCLUDE END: NATIVE_BINARY_LAUNCH
 
 template <class Kernel>
-at::Tensor& binary_inplace(const char* op, at::Tensor& self, const at::Tensor& other,
-                           bool true_divide, Kernel kernel, const c10::Scalar* alpha = nullptr) {
-  Result r = plan(op, self, other, true_divide, alpha);
+at::Tensor& binary_inplace(BinaryOp kind, const char* op, at::Tensor& self,
+                           const at::Tensor& other, Kernel kernel, const c10::Scalar& alpha = 1) {
+  Result r = plan(op, self, other, kind == BinaryOp::Div, kind <= BinaryOp::Sub ? &alpha : nullptr);
   TORCH_CHECK(self.is_privateuseone(), op, ": the in-place target must be an openreg tensor");
   check_result(op, self, r.dtype, r.shape);
-  return launch_binary(self, self, other, kernel);
+  return launch_binary(kind, alpha, self, self, other, kernel);
 }
 
 template <class Kernel>
-at::Tensor& binary_out(const char* op, const at::Tensor& self, const at::Tensor& other,
-                       at::Tensor& out, bool true_divide, Kernel kernel,
-                       const c10::Scalar* alpha = nullptr) {
-  Result r = plan(op, self, other, true_divide, alpha);
+at::Tensor& binary_out(BinaryOp kind, const char* op, const at::Tensor& self,
+                       const at::Tensor& other, at::Tensor& out, Kernel kernel,
+                       const c10::Scalar& alpha = 1) {
+  Result r = plan(op, self, other, kind == BinaryOp::Div, kind <= BinaryOp::Sub ? &alpha : nullptr);
   TORCH_CHECK(out.device() == r.device, "Expected out tensor to be on ", r.device, " but got ",
               out.device());
   at::native::resize_output(out, r.shape);
   check_result(op, out, r.dtype, r.shape);
-  return launch_binary(out, self, other, kernel);
+  return launch_binary(kind, alpha, out, self, other, kernel);
 }
 
 auto add_kernel(const c10::Scalar& alpha) {
@@ -98,57 +173,57 @@ void div_kernel(at::Tensor& o, const at::Tensor& a, const at::Tensor& b) { at::d
 
 // LITERALINCLUDE START: NATIVE_ADD
 at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  return binary("add", self, other, false, add_kernel(alpha), &alpha);
+  return binary(BinaryOp::Add, "add", self, other, add_kernel(alpha), alpha);
 }
 // LITERALINCLUDE END: NATIVE_ADD
 
 at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  return binary_inplace("add_", self, other, false, add_kernel(alpha), &alpha);
+  return binary_inplace(BinaryOp::Add, "add_", self, other, add_kernel(alpha), alpha);
 }
 
 at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
                     at::Tensor& out) {
-  return binary_out("add.out", self, other, out, false, add_kernel(alpha), &alpha);
+  return binary_out(BinaryOp::Add, "add.out", self, other, out, add_kernel(alpha), alpha);
 }
 
 at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   at::native::sub_check(self, other);
-  return binary("sub", self, other, false, sub_kernel(alpha), &alpha);
+  return binary(BinaryOp::Sub, "sub", self, other, sub_kernel(alpha), alpha);
 }
 
 at::Tensor& sub_(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   at::native::sub_check(self, other);
-  return binary_inplace("sub_", self, other, false, sub_kernel(alpha), &alpha);
+  return binary_inplace(BinaryOp::Sub, "sub_", self, other, sub_kernel(alpha), alpha);
 }
 
 at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
                     at::Tensor& out) {
   at::native::sub_check(self, other);
-  return binary_out("sub.out", self, other, out, false, sub_kernel(alpha), &alpha);
+  return binary_out(BinaryOp::Sub, "sub.out", self, other, out, sub_kernel(alpha), alpha);
 }
 
 at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
-  return binary("mul", self, other, false, mul_kernel);
+  return binary(BinaryOp::Mul, "mul", self, other, mul_kernel);
 }
 
 at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) {
-  return binary_inplace("mul_", self, other, false, mul_kernel);
+  return binary_inplace(BinaryOp::Mul, "mul_", self, other, mul_kernel);
 }
 
 at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  return binary_out("mul.out", self, other, out, false, mul_kernel);
+  return binary_out(BinaryOp::Mul, "mul.out", self, other, out, mul_kernel);
 }
 
 at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
-  return binary("div", self, other, true, div_kernel);
+  return binary(BinaryOp::Div, "div", self, other, div_kernel);
 }
 
 at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
-  return binary_inplace("div_", self, other, true, div_kernel);
+  return binary_inplace(BinaryOp::Div, "div_", self, other, div_kernel);
 }
 
 at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  return binary_out("div.out", self, other, out, true, div_kernel);
+  return binary_out(BinaryOp::Div, "div.out", self, other, out, div_kernel);
 }
 
 }  // namespace at::native::openreg

@@ -60,6 +60,9 @@ DeviceMemory& device_memory(int device);
 orError_t check_device_range(const void* p, size_t count, const char* what);
 bool is_pinned_host(const void* p, size_t count);
 
+// Copies `count` bytes, splitting large copies across the copy engine's channels.
+void engine_copy(void* dst, const void* src, size_t count);
+
 // ---- streams ---------------------------------------------------------------
 enum class TaskKind : uint8_t { Kernel, Host };
 struct Task {

@@ -101,7 +101,7 @@ struct CopyArgs {
 };
 void run_copy(void* p) {
   std::unique_ptr<CopyArgs> a(static_cast<CopyArgs*>(p));
-  std::memcpy(a->dst, a->src, a->count);
+  engine_copy(a->dst, a->src, a->count);
 }
 
 struct SetArgs {
