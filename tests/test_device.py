@@ -85,3 +85,23 @@ def test_generated_methods():
     assert y.untyped_storage().is_openreg
     m = torch.nn.Linear(2, 2).openreg(1)
     assert m.weight.device == torch.device("openreg:1")
+
+
+def test_guard_streams_and_events():
+    """The guard's stream and event parts, reached through torch.Stream and torch.Event."""
+    side = torch.Stream(device="openreg")
+    assert side != torch.accelerator.current_stream()
+    start = torch.Event(device="openreg", enable_timing=True)
+    end = torch.Event(device="openreg", enable_timing=True)
+    x = torch.randn(1024, 1024, device="openreg")
+    with side:  # exchangeStream in and out
+        assert torch.accelerator.current_stream() == side
+        start.record()
+        y = x @ x
+        end.record()
+    assert torch.accelerator.current_stream().stream_id == 0
+    end.synchronize()
+    assert end.query()
+    assert start.elapsed_time(end) > 0
+    side.synchronize()
+    torch.testing.assert_close(y.cpu(), x.cpu() @ x.cpu())
