@@ -11,6 +11,7 @@ list(GET _torch_info 0 TORCH_ROOT)
 list(GET _torch_info 1 TORCH_CXX11_ABI)
 set(TORCH_LIB_DIR "${TORCH_ROOT}/lib")
 
+# LITERALINCLUDE START: BUILD_TORCH_TARGETS
 add_library(torch_headers INTERFACE)
 target_include_directories(torch_headers SYSTEM INTERFACE
   "${TORCH_ROOT}/include" "${TORCH_ROOT}/include/torch/csrc/api/include")
@@ -23,3 +24,4 @@ target_link_libraries(torch_libs INTERFACE torch_headers
 add_library(torch_python_lib INTERFACE)
 target_link_libraries(torch_python_lib INTERFACE torch_libs Python3::Module
   "${TORCH_LIB_DIR}/libtorch_python.so")
+# LITERALINCLUDE END: BUILD_TORCH_TARGETS

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# main.sh: set up, build and install, then run the quick start with nothing but `import torch`.
+# main.sh: set up, build and install, run the quick start (nothing but `import torch`), build the guide.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 python3 examples/quickstart.py
+python3 -m sphinx -W --keep-going -q -b html docs docs/_build/html
+echo "The guide is built: open docs/_build/html/index.html in a browser."

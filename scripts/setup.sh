@@ -9,9 +9,17 @@ PYTHON=${PYTHON:-python3}
 for tool in cmake ninja; do
   command -v "$tool" >/dev/null || "$PYTHON" -m pip install --quiet "$tool"
 done
-command -v g++ >/dev/null || { apt-get update -qq && apt-get install -y -qq g++; }
+# Debian packages: a compiler, graphviz for the guide's diagrams, Chromium for its browser test.
+missing=()
+command -v g++ >/dev/null || missing+=(g++)
+command -v dot >/dev/null || missing+=(graphviz)
+command -v chromium >/dev/null || missing+=(chromium)
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
 
 # torch is pinned: an unpinned torch pulls gigabytes of CUDA packages.
 "$PYTHON" -m pip install --quiet "torch==2.13.0" "setuptools>=64"
 # No build isolation: compile against the torch installed above.
-"$PYTHON" -m pip install --quiet --no-build-isolation -e ".[test]"
+"$PYTHON" -m pip install --quiet --no-build-isolation -e ".[test,docs]"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test.sh: set up, build and install, then run every test (the driver's C++ tests included).
+# test.sh: set up, build and install, then run every test: the driver's C++ tests, the
+# backend, the anchor checker, the guide's warning-free build and its browser test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -66,6 +66,15 @@ void add_stat(c10::CachingAllocator::StatArray& a, size_t size, bool increase) {
   }
 }
 
+// Every statistic the allocator keeps, for the reset functions.
+template <class F>
+void for_each_stat(CachingDeviceAllocator::DeviceStats& stats, F f) {
+  for (auto* array : {&stats.allocation, &stats.segment, &stats.active, &stats.allocated_bytes,
+                      &stats.reserved_bytes, &stats.active_bytes, &stats.requested_bytes}) {
+    for (auto& stat : *array) f(stat);
+  }
+}
+
 void cache(DeviceState& d, Block* b) { d.cached[{b->stream, b->size}].push_back(b); }
 
 // Blocks whose cross-stream events completed become reusable.
@@ -214,11 +223,7 @@ void OpenRegDeviceAllocator::resetAccumulatedStats(DeviceIndex device) {
   check_device_index(device);
   DeviceState& d = *states()[device];
   std::lock_guard<std::mutex> lock(d.mu);
-  for (auto* array : {&d.stats.allocation, &d.stats.segment, &d.stats.active,
-                      &d.stats.allocated_bytes, &d.stats.reserved_bytes, &d.stats.active_bytes,
-                      &d.stats.requested_bytes}) {
-    for (auto& stat : *array) stat.reset_accumulated();
-  }
+  for_each_stat(d.stats, [](c10::CachingAllocator::Stat& s) { s.reset_accumulated(); });
   d.stats.num_alloc_retries = 0;
   d.stats.num_ooms = 0;
   d.stats.num_device_alloc = 0;
@@ -229,11 +234,7 @@ void OpenRegDeviceAllocator::resetPeakStats(DeviceIndex device) {
   check_device_index(device);
   DeviceState& d = *states()[device];
   std::lock_guard<std::mutex> lock(d.mu);
-  for (auto* array : {&d.stats.allocation, &d.stats.segment, &d.stats.active,
-                      &d.stats.allocated_bytes, &d.stats.reserved_bytes, &d.stats.active_bytes,
-                      &d.stats.requested_bytes}) {
-    for (auto& stat : *array) stat.reset_peak();
-  }
+  for_each_stat(d.stats, [](c10::CachingAllocator::Stat& s) { s.reset_peak(); });
 }
 
 std::pair<size_t, size_t> OpenRegDeviceAllocator::getMemoryInfo(DeviceIndex device) {

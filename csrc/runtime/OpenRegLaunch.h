@@ -49,7 +49,7 @@ void run_boxed_kernel(void* boxed) {
 }
 }  // namespace detail
 
-// LITERALINCLUDE START: LAUNCH_KERNEL
+// LITERALINCLUDE START: LAUNCH_KERNEL_QUEUE
 // Queues `body` on the current stream of the current device and returns at
 // once; the stream's worker runs it later, in order with the stream's work.
 template <class F>
@@ -63,6 +63,6 @@ void launch_kernel(F&& body) {
     OPENREG_CHECK(err);
   }
 }
-// LITERALINCLUDE END: LAUNCH_KERNEL
+// LITERALINCLUDE END: LAUNCH_KERNEL_QUEUE
 
 }  // namespace c10::openreg

@@ -142,10 +142,15 @@ def _get_device_index(device: _DeviceLike, optional: bool = False) -> int:
 class _DefaultGenerators:
     """``torch.openreg.default_generators[i]``: device i's default torch.Generator."""
 
+    def __init__(self) -> None:
+        self._wrappers: dict[int, torch.Generator] = {}  # one Python object per device
+
     def __getitem__(self, index: int) -> torch.Generator:
         if not 0 <= index < device_count():
             raise IndexError(f"openreg device index {index} out of range ({device_count()} devices)")
-        return _C._get_default_generator(index)
+        if index not in self._wrappers:
+            self._wrappers[index] = _C._get_default_generator(index)
+        return self._wrappers[index]
 
     def __len__(self) -> int:
         return device_count()

@@ -85,6 +85,7 @@ OR_API orError_t orGetDeviceProperties(orDeviceProp* prop, int device);
 OR_API orError_t orDeviceSynchronize(void);
 OR_API orError_t orMemGetInfo(size_t* free_bytes, size_t* total_bytes);
 
+/* LITERALINCLUDE START: DRIVER_API_MEMORY */
 /* Memory */
 OR_API orError_t orMalloc(void** dev_ptr, size_t size);
 OR_API orError_t orFree(void* dev_ptr);
@@ -96,7 +97,9 @@ OR_API orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcp
                                orStream_t stream);
 OR_API orError_t orMemset(void* dev_ptr, int value, size_t count);
 OR_API orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t stream);
+/* LITERALINCLUDE END: DRIVER_API_MEMORY */
 
+/* LITERALINCLUDE START: DRIVER_API_STREAMS */
 /* Streams */
 OR_API orError_t orStreamCreate(orStream_t* stream);
 OR_API orError_t orStreamCreateWithPriority(orStream_t* stream, int priority);
@@ -122,6 +125,7 @@ OR_API orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args
 OR_API orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data);
 OR_API orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr);
 OR_API orError_t orKernelFail(const char* message);
+/* LITERALINCLUDE END: DRIVER_API_STREAMS */
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,7 @@ int& current_device();  // per thread
 orError_t check_device(int device);
 
 // ---- device memory ---------------------------------------------------------
+// LITERALINCLUDE START: DRIVER_MEMORY_VIEWS
 // Each device owns one memfd mapped twice: a PROT_NONE device view whose
 // addresses are the device pointers handed out, and a read-write kernel view
 // used only inside the driver's copies and kernels. Translating is one add.
@@ -52,6 +53,7 @@ struct DeviceMemory {
     return kernel_base + (static_cast<const char*>(p) - device_base);
   }
 };
+// LITERALINCLUDE END: DRIVER_MEMORY_VIEWS
 
 // The device whose view contains p, or -1.
 int device_of(const void* p);

@@ -18,6 +18,7 @@ constexpr size_t kReleaseAtLeast = 64 << 10;  // return pages of freed ranges th
 std::once_flag devices_once;
 std::vector<DeviceMemory*>* devices = nullptr;  // leaked: workers may outlive static destructors
 
+// LITERALINCLUDE START: DRIVER_MEMORY_DUAL_MAP
 void map_device(DeviceMemory& m, int index) {
   m.capacity = config().memory_per_device;
   std::string name = "openreg-device-" + std::to_string(index);
@@ -36,6 +37,7 @@ void map_device(DeviceMemory& m, int index) {
   m.kernel_base = static_cast<char*>(ker);
   m.free_ranges[0] = m.capacity;
 }
+// LITERALINCLUDE END: DRIVER_MEMORY_DUAL_MAP
 
 std::vector<DeviceMemory*>& all_devices() {
   std::call_once(devices_once, [] {

@@ -37,6 +37,7 @@ std::vector<DeviceStreams>& device_streams() {
   return *all;
 }
 
+// LITERALINCLUDE START: DRIVER_STREAM_WORKER
 void run_worker(orStream_t s) {
   current_device() = s->device;
   running_stream = s;
@@ -80,6 +81,7 @@ void run_worker(orStream_t s) {
     batch.clear();
   }
 }
+// LITERALINCLUDE END: DRIVER_STREAM_WORKER
 
 orStream_t create_stream(int device, int priority, bool is_default) {
   auto* s = new orStream_st();
@@ -431,6 +433,7 @@ orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data) {
   return ok();
 }
 
+// LITERALINCLUDE START: DRIVER_KERNEL_POINTER
 orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr) {
   if (kernel_ptr == nullptr) return fail(orErrorInvalidValue, "orGetKernelPointer: kernel_ptr is NULL");
   if (!in_kernel) {
@@ -445,6 +448,7 @@ orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr) {
   *kernel_ptr = device_memory(dev).to_kernel(dev_ptr);
   return ok();
 }
+// LITERALINCLUDE END: DRIVER_KERNEL_POINTER
 
 orError_t orKernelFail(const char* message) {
   if (running_stream == nullptr) return fail(orErrorNotPermitted, "orKernelFail outside a kernel");

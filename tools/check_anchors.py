@@ -1,0 +1,252 @@
+"""Checks that every code listing in the guide is an anchored region of real source.
+
+    python tools/check_anchors.py [--root DIR]
+
+Rules, each reported with file and line:
+  include-file      a literalinclude names a file that exists
+  include-markers   it uses :start-after: / :end-before: with START/END markers of one name
+  include-lines     it does not use fixed :lines: or :emphasize-lines: ranges
+  marker-name       marker names are [A-Z0-9_]+
+  marker-pair       each name has exactly one START and one END, START first, in one file
+  marker-empty      the region between them has code
+  marker-nested     no region starts inside another
+  marker-prefix     no name is a prefix of another (Sphinx matches the first line containing it)
+  marker-braces     a region never splits a declaration: its brackets balance
+  marker-unused     every marker in the sources is included by some chapter
+
+Sources are the project's code files outside docs/ and tests/ (the tests build
+deliberately broken fixtures of their own). Exits 1 if anything is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Spelled in two pieces so this file does not contain markers itself.
+_TAG = "LITERALINCLUDE" + " "
+MARKER_RE = re.compile(_TAG + r"(START|END):\s*(\S+)")
+NAME_RE = re.compile(r"^[A-Z0-9_]+$")
+SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp", ".py", ".toml", ".txt", ".cmake", ".sh"}
+SKIP_DIRS = {".git", "build", "docs", "tests", "__pycache__", ".pytest_cache", "_build"}
+DIRECTIVE_RE = re.compile(r"^\s*(?:```+|:::+)\s*\{literalinclude\}\s*(\S+)")
+OPTION_RE = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$")
+
+
+@dataclass
+class Marker:
+    kind: str  # START or END
+    name: str
+    path: Path
+    line: int
+
+
+@dataclass
+class Region:
+    name: str
+    path: Path
+    start: int
+    end: int
+    text: str
+
+
+@dataclass
+class Include:
+    doc: Path
+    line: int
+    target: str
+    options: dict[str, str] = field(default_factory=dict)
+
+
+class Report:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.problems: list[str] = []
+
+    def add(self, rule: str, path: Path, line: int, message: str) -> None:
+        try:
+            shown = path.relative_to(self.root)
+        except ValueError:
+            shown = path
+        self.problems.append(f"{shown}:{line}: [{rule}] {message}")
+
+
+def source_files(root: Path) -> list[Path]:
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if path.suffix in SOURCE_SUFFIXES or name == "CMakeLists.txt":
+                files.append(path)
+    return files
+
+
+def find_markers(files: list[Path]) -> list[Marker]:
+    markers = []
+    for path in files:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for number, text in enumerate(lines, 1):
+            for match in MARKER_RE.finditer(text):
+                markers.append(Marker(match.group(1), match.group(2), path, number))
+    return markers
+
+
+def strip_strings_and_comments(code: str, python: bool) -> str:
+    """Removes string literals and comments so brackets inside them do not count."""
+    if python:
+        code = re.sub(r'("""|\'\'\')(?:.|\n)*?\1', "", code)
+        code = re.sub(r"(\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')", "", code)
+        return re.sub(r"#[^\n]*", "", code)
+    code = re.sub(r"/\*(?:.|\n)*?\*/", "", code)
+    code = re.sub(r"//[^\n]*", "", code)
+    code = re.sub(r"\"(?:\\.|[^\"\\\n])*\"", "", code)
+    return re.sub(r"'(?:\\.|[^'\\\n])*'", "", code)
+
+
+def brackets_balance(text: str, python: bool) -> bool:
+    pairs = {")": "(", "]": "[", "}": "{"}
+    stack: list[str] = []
+    for ch in strip_strings_and_comments(text, python):
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in pairs:
+            if not stack or stack.pop() != pairs[ch]:
+                return False
+    return not stack
+
+
+def check_markers(markers: list[Marker], report: Report) -> dict[str, Region]:
+    by_name: dict[str, list[Marker]] = {}
+    for m in markers:
+        if not NAME_RE.match(m.name):
+            report.add("marker-name", m.path, m.line, f"marker name {m.name!r} is not [A-Z0-9_]+")
+        by_name.setdefault(m.name, []).append(m)
+
+    regions: dict[str, Region] = {}
+    for name, found in sorted(by_name.items()):
+        starts = [m for m in found if m.kind == "START"]
+        ends = [m for m in found if m.kind == "END"]
+        if len(starts) != 1 or len(ends) != 1:
+            where = found[0]
+            report.add("marker-pair", where.path, where.line,
+                       f"{name}: {len(starts)} START and {len(ends)} END markers (need one of each)")
+            continue
+        start, end = starts[0], ends[0]
+        if start.path != end.path or end.line <= start.line:
+            report.add("marker-pair", start.path, start.line,
+                       f"{name}: END must follow START in the same file")
+            continue
+        lines = start.path.read_text(encoding="utf-8").splitlines()
+        body = "\n".join(lines[start.line:end.line - 1])
+        regions[name] = Region(name, start.path, start.line, end.line, body)
+        if not body.strip():
+            report.add("marker-empty", start.path, start.line, f"{name}: the region is empty")
+        elif not brackets_balance(body, start.path.suffix == ".py"):
+            report.add("marker-braces", start.path, start.line,
+                       f"{name}: brackets do not balance, so the region splits a declaration")
+
+    for outer in regions.values():
+        for inner in regions.values():
+            if inner is not outer and inner.path == outer.path and outer.start < inner.start < outer.end:
+                report.add("marker-nested", inner.path, inner.start,
+                           f"{inner.name} starts inside {outer.name} (lines {outer.start}-{outer.end})")
+
+    names = sorted(by_name)
+    for a in names:
+        for b in names:
+            if a != b and b.startswith(a):
+                first = by_name[a][0]
+                report.add("marker-prefix", first.path, first.line,
+                           f"{a} is a prefix of {b}: Sphinx would match the wrong marker")
+    return regions
+
+
+def find_includes(docs: Path) -> list[Include]:
+    includes = []
+    for doc in sorted(docs.rglob("*.md")):
+        if "_build" in doc.parts:
+            continue
+        lines = doc.read_text(encoding="utf-8").splitlines()
+        i = 0
+        while i < len(lines):
+            match = DIRECTIVE_RE.match(lines[i])
+            if match:
+                inc = Include(doc, i + 1, match.group(1))
+                j = i + 1
+                while j < len(lines) and (opt := OPTION_RE.match(lines[j])):
+                    inc.options[opt.group(1)] = opt.group(2)
+                    j += 1
+                includes.append(inc)
+                i = j
+            else:
+                i += 1
+    return includes
+
+
+def check_includes(includes: list[Include], regions: dict[str, Region], report: Report) -> set[str]:
+    used: set[str] = set()
+    for inc in includes:
+        target = (inc.doc.parent / inc.target).resolve()
+        if not target.is_file():
+            report.add("include-file", inc.doc, inc.line, f"{inc.target} does not exist")
+            continue
+        for banned in ("lines", "emphasize-lines"):
+            if banned in inc.options:
+                report.add("include-lines", inc.doc, inc.line,
+                           f":{banned}: ranges drift when the code changes; use markers")
+        start = MARKER_RE.fullmatch(inc.options.get("start-after", ""))
+        end = MARKER_RE.fullmatch(inc.options.get("end-before", ""))
+        if not start or not end or start.group(1) != "START" or end.group(1) != "END":
+            report.add("include-markers", inc.doc, inc.line,
+                       f"needs :start-after: {_TAG}START: NAME and :end-before: {_TAG}END: NAME")
+            continue
+        if start.group(2) != end.group(2):
+            report.add("include-markers", inc.doc, inc.line,
+                       f"START {start.group(2)} and END {end.group(2)} name different regions")
+            continue
+        name = start.group(2)
+        region = regions.get(name)
+        if region is None:
+            report.add("include-markers", inc.doc, inc.line, f"no region named {name}")
+        elif region.path.resolve() != target:
+            report.add("include-markers", inc.doc, inc.line,
+                       f"{name} is in {region.path.relative_to(report.root)}, not {inc.target}")
+        else:
+            used.add(name)
+    return used
+
+
+def check(root: Path) -> list[str]:
+    root = root.resolve()
+    report = Report(root)
+    regions = check_markers(find_markers(source_files(root)), report)
+    used = check_includes(find_includes(root / "docs"), regions, report)
+    for name, region in sorted(regions.items()):
+        if name not in used:
+            report.add("marker-unused", region.path, region.start,
+                       f"{name} is not included by any chapter")
+    return report.problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="project root (docs/ and the sources below it)")
+    args = parser.parse_args(argv)
+    problems = check(args.root)
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem(s)" if problems else "anchors OK")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
