@@ -26,7 +26,6 @@ exclude_patterns = ["_build"]
 
 html_theme = "furo"
 html_title = "torch_openreg: bringing a new accelerator to PyTorch"
-html_static_path = ["_static"]
 graphviz_output_format = "svg"
 sphinx_tabs_disable_tab_closing = True
 copybutton_exclude = ".linenos, .gp"
