@@ -41,3 +41,11 @@ def test_device_module_is_lazily_initialized():
         "print(torch.openreg.is_initialized())\n"
     )
     assert run_python(code).stdout.split() == ["False", "True"]
+
+
+def test_importing_the_package_before_torch_works():
+    """torch autoloads torch_openreg while torch_openreg is itself importing torch."""
+    code = "import torch_openreg\nimport torch\nprint(torch.ones(1, device='openreg').device)\n"
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "openreg:0"

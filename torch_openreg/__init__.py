@@ -5,21 +5,25 @@ entry point) loads the backend libraries, names the device ``openreg`` and
 installs ``torch.openreg``.
 """
 
-import torch
-
 # LITERALINCLUDE START: AUTOLOAD_PACKAGE_INIT
+def _autoload() -> None:
+    """The ``torch.backends`` entry point: importing this package did all the work.
+
+    Defined before ``import torch``: a program that imports torch_openreg first
+    makes torch autoload this very module while it is still half imported.
+    """
+
+
+import torch  # noqa: E402
+
 # Loading _C loads libtorch_openreg, whose static initializers register the
 # kernels, the allocator, the guard and the hooks with PyTorch.
-from torch_openreg import _C  # noqa: F401
-from torch_openreg import openreg
+from torch_openreg import _C  # noqa: E402,F401
+from torch_openreg import openreg  # noqa: E402
 
 torch.utils.rename_privateuse1_backend("openreg")
 torch._register_device_module("openreg", openreg)
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_storage=True
 )
-
-
-def _autoload() -> None:
-    """The ``torch.backends`` entry point: importing this package did all the work."""
 # LITERALINCLUDE END: AUTOLOAD_PACKAGE_INIT

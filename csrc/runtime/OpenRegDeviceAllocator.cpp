@@ -2,7 +2,9 @@
 #include "OpenRegDeviceAllocator.h"
 
 #include <mutex>
+#include <cstdio>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "OpenRegException.h"
@@ -27,6 +29,20 @@ size_t round_size(size_t n) {
     return r;
   }
   return (n + kLargeRound - 1) / kLargeRound * kLargeRound;
+}
+
+// "256.00 MiB", as CUDA's out-of-memory messages write sizes.
+std::string format_size(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
+  return text;
 }
 
 // One device allocation. The tensor's DataPtr carries it as its context, so
@@ -161,12 +177,12 @@ DataPtr OpenRegDeviceAllocator::allocate(size_t nbytes) {
       d.stats.num_ooms++;
       size_t free_bytes = 0, total = 0;
       orMemGetInfo(&free_bytes, &total);
-      constexpr double kMiB = 1024.0 * 1024.0;
       TORCH_CHECK_WITH(OutOfMemoryError, false, "OpenReg out of memory. Tried to allocate ",
-                       nbytes / kMiB, " MiB (device ", int(device), "; ", total / kMiB,
-                       " MiB total capacity; ", free_bytes / kMiB, " MiB free; ",
-                       d.stats.allocated_bytes[0].current / kMiB, " MiB allocated by PyTorch; ",
-                       d.stats.reserved_bytes[0].current / kMiB, " MiB reserved by PyTorch)");
+                       format_size(nbytes), " (device ", int(device), "; ", format_size(total),
+                       " total capacity; ", format_size(free_bytes), " free; ",
+                       format_size(d.stats.allocated_bytes[0].current),
+                       " allocated by PyTorch; ", format_size(d.stats.reserved_bytes[0].current),
+                       " reserved by PyTorch)");
     }
     OPENREG_CHECK(err);
     block = new Block{ptr, size, device, stream, {}, {}};

@@ -41,4 +41,18 @@ DeviceIndex exchange_device(DeviceIndex device) {
 
 DeviceIndex maybe_exchange_device(DeviceIndex device) { return exchange_device(device); }
 
+void synchronize_device(DeviceIndex device) {
+  DeviceIndex previous = exchange_device(device);
+  orError_t err = orDeviceSynchronize();
+  set_device(previous);
+  OPENREG_CHECK(err);
+}
+
+DeviceProperties get_device_properties(DeviceIndex device) {
+  check_device_index(device);
+  orDeviceProp prop;
+  OPENREG_CHECK(orGetDeviceProperties(&prop, device));
+  return {prop.name, prop.totalGlobalMem, prop.major, prop.minor, prop.multiProcessorCount};
+}
+
 }  // namespace c10::openreg

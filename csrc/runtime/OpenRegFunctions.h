@@ -3,6 +3,8 @@
 
 #include <c10/core/Device.h>
 
+#include <string>
+
 namespace c10::openreg {
 
 DeviceIndex device_count() noexcept;
@@ -12,5 +14,17 @@ DeviceIndex exchange_device(DeviceIndex device);
 DeviceIndex maybe_exchange_device(DeviceIndex device);
 // Raises a RuntimeError naming the index and the device count.
 void check_device_index(DeviceIndex device);
+
+// Waits for the work queued on every stream of `device`.
+void synchronize_device(DeviceIndex device);
+
+struct DeviceProperties {
+  std::string name;
+  size_t total_memory;
+  int major;
+  int minor;
+  int multi_processor_count;
+};
+DeviceProperties get_device_properties(DeviceIndex device);
 
 }  // namespace c10::openreg

@@ -77,7 +77,7 @@ void OpenRegGuardImpl::synchronizeStream(const Stream& stream) const {
 }
 
 void OpenRegGuardImpl::synchronizeDevice(const DeviceIndex device_index) const {
-  on_device(device_index, [] { OPENREG_CHECK(orDeviceSynchronize()); });
+  synchronize_device(device_index);
 }
 
 void OpenRegGuardImpl::recordDataPtrOnStream(const DataPtr& data_ptr, const Stream& stream) const {

@@ -4,7 +4,6 @@
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/Generator.h>
 
-#include <runtime/OpenRegException.h>
 #include <runtime/OpenRegFunctions.h>
 #include <runtime/OpenRegGenerator.h>
 #include <runtime/OpenRegHooks.h>
@@ -25,15 +24,13 @@ auto translating(F body) {
 }
 
 py::dict device_properties(int device) {
-  c10::openreg::check_device_index(static_cast<c10::DeviceIndex>(device));
-  orDeviceProp prop;
-  OPENREG_CHECK(orGetDeviceProperties(&prop, device));
+  auto prop = c10::openreg::get_device_properties(static_cast<c10::DeviceIndex>(device));
   py::dict d;
-  d["name"] = std::string(prop.name);
-  d["total_memory"] = prop.totalGlobalMem;
+  d["name"] = prop.name;
+  d["total_memory"] = prop.total_memory;
   d["major"] = prop.major;
   d["minor"] = prop.minor;
-  d["multi_processor_count"] = prop.multiProcessorCount;
+  d["multi_processor_count"] = prop.multi_processor_count;
   return d;
 }
 
@@ -49,10 +46,7 @@ void bind(py::module_& m) {
           return static_cast<int>(c10::openreg::exchange_device(static_cast<c10::DeviceIndex>(device)));
         }));
   m.def("_synchronize", translating<int>([](int device) {
-          c10::DeviceIndex previous = c10::openreg::exchange_device(static_cast<c10::DeviceIndex>(device));
-          orError_t err = orDeviceSynchronize();
-          c10::openreg::set_device(previous);
-          OPENREG_CHECK(err);
+          c10::openreg::synchronize_device(static_cast<c10::DeviceIndex>(device));
         }));
   m.def("_get_device_properties", translating<int>([](int device) { return device_properties(device); }));
   m.def("_get_default_generator", translating<int>([](int device) {
