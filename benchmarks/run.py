@@ -5,12 +5,16 @@
 
 Each case times a loop of the same operation on CPU tensors and on openreg
 tensors; openreg's loop ends with a synchronize, so queued kernels are paid
-for. The median of several repeats is reported, and ratio = openreg / CPU
-(lower is better; 1.00 means as fast as native CPU).
+for. CPU and openreg rounds alternate, so both see the same machine (a 2-core
+VM drifts), and the ratio reported is the median of the per-round ratios
+(openreg / CPU; lower is better, 1.00 is as fast as native CPU).
 """
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -27,19 +31,31 @@ class Case:
     target: float | None  # the issue's upper bound for the ratio, if any
 
 
-def per_call_seconds(fn: Callable[[], object], sync: Callable[[], None], iterations: int,
-                     repeats: int) -> float:
-    for _ in range(max(2, iterations // 10)):
+def seconds_per_call(fn: Callable[[], object], sync: Callable[[], None], iterations: int) -> float:
+    start = time.perf_counter()
+    for _ in range(iterations):
         fn()
     sync()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(iterations):
+    return (time.perf_counter() - start) / iterations
+
+
+def compare(cpu_fn: Callable[[], object], device_fn: Callable[[], object], iterations: int,
+            rounds: int) -> tuple[float, float, float]:
+    """(CPU seconds, openreg seconds, ratio): medians over alternating rounds."""
+    for fn in (cpu_fn, device_fn):  # warm up caches and allocators
+        for _ in range(max(2, iterations // 10)):
             fn()
-        sync()
-        samples.append((time.perf_counter() - start) / iterations)
-    return statistics.median(samples)
+    torch.openreg.synchronize()
+    cpu, device, ratios = [], [], []
+    for _ in range(rounds):
+        cpu.append(seconds_per_call(cpu_fn, lambda: None, iterations))
+        device.append(seconds_per_call(device_fn, torch.openreg.synchronize, iterations))
+        ratios.append(device[-1] / cpu[-1])
+    return statistics.median(cpu), statistics.median(device), statistics.median(ratios)
+
+
+def report(name: str, cpu: float, device: float, ratio: float, target: str) -> None:
+    print(f"{name:28} {cpu * 1e6:10.2f}us {device * 1e6:10.2f}us {ratio:7.2f} {target:>9}")
 
 
 def cases() -> list[Case]:
@@ -73,19 +89,68 @@ def cases() -> list[Case]:
     return out
 
 
+ALLOC_SNIPPET = """
+import time, torch
+device = torch.device("openreg")
+def run(n):
+    start = time.perf_counter()
+    for _ in range(n):
+        torch.empty(262144, device=device)  # 1 MiB, freed at once
+    torch.openreg.synchronize()
+    return (time.perf_counter() - start) / n
+run(50)
+print(min(run({n}) for _ in range({repeats})))
+"""
+
+
+def uncached_allocation(iterations: int, repeats: int) -> float:
+    """1 MiB allocate+free with the cache off: needs a fresh process (the switch is read once)."""
+    env = {**os.environ, "OPENREG_NO_MEMORY_CACHING": "1"}
+    code = ALLOC_SNIPPET.format(n=iterations, repeats=repeats)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    return float(out.stdout.strip())
+
+
+def event_timing_error(quick: bool) -> tuple[float, float]:
+    """Event-timed milliseconds against wall-clock milliseconds for the same device work."""
+    x = torch.randn(1024, 1024, device="openreg")
+    torch.openreg.synchronize()
+    start, end = torch.openreg.Event(enable_timing=True), torch.openreg.Event(enable_timing=True)
+    began = time.perf_counter()
+    start.record()
+    for _ in range(2 if quick else 20):
+        x = x @ x / 1024
+    end.record()
+    end.synchronize()
+    wall = (time.perf_counter() - began) * 1000
+    return start.elapsed_time(end), wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
     args = parser.parse_args()
-    repeats = 1 if args.quick else 7
+    rounds = 1 if args.quick else 9
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
-    print(f"{'case':28} {'cpu':>12} {'openreg':>12} {'ratio':>7} {'target':>7}")
+    print(f"{'case':28} {'cpu':>12} {'openreg':>12} {'ratio':>7} {'target':>9}")
     for case in cases():
         iterations = 2 if args.quick else case.iterations
-        cpu = per_call_seconds(case.cpu, lambda: None, iterations, repeats)
-        dev = per_call_seconds(case.device, torch.openreg.synchronize, iterations, repeats)
-        target = f"<={case.target:.2f}" if case.target else ""
-        print(f"{case.name:28} {cpu * 1e6:10.2f}us {dev * 1e6:10.2f}us {dev / cpu:7.2f} {target:>7}")
+        cpu, dev, ratio = compare(case.cpu, case.device, iterations, rounds)
+        report(case.name, cpu, dev, ratio, f"<={case.target:.2f}" if case.target else "")
+
+    # Allocator: allocate+free 1 MiB, cached and uncached, against torch.empty on the CPU.
+    iterations = 20 if args.quick else 20000
+    host, device = torch.device("cpu"), torch.device("openreg")  # same argument shape for both
+    cpu, cached, ratio = compare(lambda: torch.empty(262144, device=host),
+                                 lambda: torch.empty(262144, device=device), iterations, rounds)
+    report("alloc+free 1 MiB, cached", cpu, cached, ratio, "<=1.00")
+    uncached = uncached_allocation(20 if args.quick else 2000, rounds)
+    report("alloc+free 1 MiB, uncached", cpu, uncached, uncached / cpu, "")
+
+    events, wall = event_timing_error(args.quick)
+    print(f"{'event timing vs wall clock':28} {wall:10.2f}ms {events:10.2f}ms "
+          f"{events / wall:7.2f} 0.90-1.10")
 
 
 if __name__ == "__main__":

@@ -20,3 +20,49 @@ def run_python(code: str, env: dict | None = None, timeout: int = 120) -> subpro
 @pytest.fixture
 def python():
     return run_python
+
+
+# ---- a gate on a stream, through the driver's C API (as another library would) ----
+import ctypes  # noqa: E402
+import threading  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+
+_HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def driver() -> ctypes.CDLL:
+    """libopenreg, the same library the backend loaded."""
+    import torch_openreg
+
+    lib = ctypes.CDLL(str(Path(torch_openreg.__file__).parent / "lib" / "libopenreg.so"))
+    lib.orLaunchHostFunc.argtypes = [ctypes.c_void_p, _HOST_FN, ctypes.c_void_p]
+    lib.orStreamCreate.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    lib.orStreamDestroy.argtypes = [ctypes.c_void_p]
+    lib.orStreamSynchronize.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+@contextmanager
+def gate(stream):
+    """Holds `stream` (a torch.Stream on openreg) until the with-block ends.
+
+    Work queued on the stream inside the block waits behind the gate, which
+    makes cross-stream ordering observable without relying on timing.
+    """
+    import torch
+
+    opened = threading.Event()
+
+    @_HOST_FN
+    def wait(_):
+        opened.wait(30)
+
+    with torch.openreg.device(stream.device_index):
+        rc = driver().orLaunchHostFunc(stream.native_handle or None, wait, None)
+    assert rc == 0
+    try:
+        yield opened.set  # opening early is allowed, e.g. from another thread
+    finally:
+        opened.set()
+        stream.synchronize()
+        gate.keepalive = wait  # the callback must outlive the queued call

@@ -93,7 +93,8 @@ def test_guard_streams_and_events():
     assert side != torch.accelerator.current_stream()
     start = torch.Event(device="openreg", enable_timing=True)
     end = torch.Event(device="openreg", enable_timing=True)
-    x = torch.randn(1024, 1024, device="openreg")
+    x = torch.randn(1024, 1024, device="openreg")  # queued on the default stream
+    side.wait_stream(torch.accelerator.current_stream())  # ... so the side stream must wait
     with side:  # exchangeStream in and out
         assert torch.accelerator.current_stream() == side
         start.record()

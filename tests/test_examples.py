@@ -46,8 +46,43 @@ def test_tensors():
     assert "openreg:1 torch.float64 2.0" in out
 
 
-def test_runtime_services():
-    out = run_example("runtime_services.py")
-    assert "allocated: 4194304 bytes" in out and "after del: 0 bytes" in out
-    assert "OutOfMemoryError: Tried to allocate 4.00 TiB (device 0; 8.00 GiB total" in out
-    assert "seed: 2024 state bytes: 16" in out and "default generators: [7, 7]" in out
+def test_streams_events():
+    out = run_example("streams_events.py")
+    assert "priority 0" in out and "result matches the CPU: True" in out
+    assert "matmul on the side stream took" in out
+
+
+def test_memory_management():
+    out = run_example("memory_management.py")
+    assert "allocated: 4194304 reserved: 20971520" in out
+    assert "after empty_cache: reserved 0" in out
+    assert "Summary of segments" in out and "total_allocated: 3.0MiB" in out
+    assert "OutOfMemoryError: OpenReg out of memory. Tried to allocate 4.00 TiB" in out
+    assert "OOMs so far: 1" in out and "pinned: True" in out
+    assert f"sum on the device: {float(sum(range(1 << 20)))}" in out
+
+
+def test_random_numbers():
+    out = run_example("random_numbers.py")
+    assert "same seed, same numbers: True" in out and "device 1 untouched: True" in out
+    assert "initial seed after fork_rng: 0" in out
+
+
+def test_lifecycle():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "lifecycle.py")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "initialized before first use: False" in out and "initialized after: True" in out
+    assert "forked child: " in out and "'spawn' start method" in out
+    assert "spawned child 0: 2.0" in out and "spawned child 1: 4.0" in out
+
+
+def test_accelerator_api():
+    out = run_example("accelerator_api.py")
+    assert "accelerator: openreg devices: 2" in out
+    assert "x on openreg:1 | y on openreg:1" in out
+    assert "supports bfloat16: True | quantized qint8: False" in out

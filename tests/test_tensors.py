@@ -164,7 +164,7 @@ def test_out_of_memory_raises_and_process_recovers():
     result = run_python(code, env={"OPENREG_DEVICE_MEMORY": "32M"})
     assert result.returncode == 0, result.stderr
     assert "OOM OpenReg out of memory. Tried to allocate 256.00 MiB (device 0; 32.00 MiB total " \
-        "capacity; 28.00 MiB free; 4.00 MiB allocated by PyTorch; 4.00 MiB reserved by PyTorch)" \
+        "capacity; 12.00 MiB free; 4.00 MiB allocated by PyTorch; 20.00 MiB reserved by PyTorch)" \
         in result.stdout, result.stdout
     assert "after 1048576" in result.stdout
 

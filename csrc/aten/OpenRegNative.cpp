@@ -21,6 +21,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.out", TORCH_FN(div_out));
   m.impl("mm", TORCH_FN(mm));
   m.impl("mm.out", TORCH_FN(mm_out));
+  m.impl("uniform_", TORCH_FN(uniform_));
+  m.impl("normal_", TORCH_FN(normal_));
+  m.impl("random_", TORCH_FN(random_));
+  m.impl("random_.from", TORCH_FN(random_from));
+  m.impl("random_.to", TORCH_FN(random_to));
+  m.impl("bernoulli_.float", TORCH_FN(bernoulli_float));
+  m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor));
+  m.impl("native_dropout", TORCH_FN(native_dropout));
+  m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
   m.impl("fill_.Scalar", TORCH_FN(fill_));
   m.impl("zero_", TORCH_FN(zero_));
 }

@@ -3,11 +3,49 @@
 
 #include <c10/core/CachingDeviceAllocator.h>
 
+#include <string>
+#include <vector>
+
 namespace c10::openreg {
 
-// Carves tensors out of driver allocations and keeps freed blocks for reuse
-// by the same stream, so the driver (whose orFree synchronizes the device,
-// like cudaFree) is called rarely.
+// One block of a segment, as the snapshot reports it.
+struct BlockSnapshot {
+  size_t address;
+  size_t size;
+  size_t requested_size;
+  std::string state;  // "active_allocated", "active_pending_free" or "inactive"
+};
+
+// One driver allocation (a segment) and the blocks it is split into.
+struct SegmentSnapshot {
+  DeviceIndex device;
+  size_t address;
+  size_t total_size;
+  size_t allocated_size;
+  size_t active_size;
+  size_t requested_size;
+  StreamId stream;
+  bool is_large;
+  std::vector<BlockSnapshot> blocks;
+};
+
+// One recorded allocator event (when history is on).
+struct TraceEntry {
+  std::string action;  // alloc, free_requested, free_completed, segment_alloc, segment_free, oom
+  size_t address;
+  size_t size;
+  StreamId stream;
+  int64_t time_us;
+};
+
+struct AllocatorSnapshot {
+  std::vector<SegmentSnapshot> segments;
+  std::vector<std::vector<TraceEntry>> device_traces;  // per device, oldest first
+};
+
+// Carves tensors out of large driver allocations (segments), splits and merges
+// blocks, and keeps freed blocks for reuse by the same stream. The driver,
+// whose orFree synchronizes the device like cudaFree, is called rarely.
 class OpenRegDeviceAllocator final : public c10::DeviceAllocator {
  public:
   DataPtr allocate(size_t nbytes) override;
@@ -21,6 +59,12 @@ class OpenRegDeviceAllocator final : public c10::DeviceAllocator {
   void resetAccumulatedStats(DeviceIndex device) override;
   void resetPeakStats(DeviceIndex device) override;
   std::pair<size_t, size_t> getMemoryInfo(DeviceIndex device) override;
+
+  // Caps what the allocator may reserve on `device` at fraction * capacity.
+  void setMemoryFraction(double fraction, DeviceIndex device);
+  double getMemoryFraction(DeviceIndex device);
+  void recordHistory(bool enabled, size_t max_entries);
+  AllocatorSnapshot snapshot();
 };
 
 OpenRegDeviceAllocator* device_allocator();

@@ -3,13 +3,12 @@
 
 namespace c10::openreg {
 
-void throw_driver_error(orError_t err, const char* expr) {
+void throw_driver_error(orError_t err) {
   std::string detail = orGetLastErrorDetail();
   if (err == orErrorMemoryAllocation) {
     TORCH_CHECK_WITH(OutOfMemoryError, false, "OpenReg out of memory: ", detail);
   }
-  TORCH_CHECK(false, "OpenReg error: ", orGetErrorString(err), detail.empty() ? "" : ": ", detail,
-              " (in ", expr, ")");
+  TORCH_CHECK(false, "OpenReg error: ", orGetErrorString(err), detail.empty() ? "" : ": ", detail);
 }
 
 }  // namespace c10::openreg

@@ -8,7 +8,7 @@ namespace c10::openreg {
 
 // Throws c10::OutOfMemoryError for allocation failures (torch.OutOfMemoryError
 // in Python) and c10::Error (RuntimeError) for everything else.
-[[noreturn]] C10_NOINLINE void throw_driver_error(orError_t err, const char* expr);
+[[noreturn]] C10_NOINLINE void throw_driver_error(orError_t err);
 
 }  // namespace c10::openreg
 
@@ -17,7 +17,7 @@ namespace c10::openreg {
   do {                                                             \
     const orError_t openreg_err_ = (EXPR);                         \
     if (C10_UNLIKELY(openreg_err_ != orSuccess)) {                 \
-      ::c10::openreg::throw_driver_error(openreg_err_, #EXPR);     \
+      ::c10::openreg::throw_driver_error(openreg_err_);     \
     }                                                              \
   } while (0)
 // LITERALINCLUDE END: RUNTIME_CHECK_MACRO

@@ -52,7 +52,8 @@ DeviceProperties get_device_properties(DeviceIndex device) {
   check_device_index(device);
   orDeviceProp prop;
   OPENREG_CHECK(orGetDeviceProperties(&prop, device));
-  return {prop.name, prop.totalGlobalMem, prop.major, prop.minor, prop.multiProcessorCount};
+  return {prop.name, prop.totalGlobalMem, prop.major, prop.minor, prop.multiProcessorCount,
+          prop.pciBusID};
 }
 
 }  // namespace c10::openreg

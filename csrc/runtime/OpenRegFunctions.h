@@ -24,6 +24,7 @@ struct DeviceProperties {
   int major;
   int minor;
   int multi_processor_count;
+  int physical_id;  // which emulated device this index is (OPENREG_VISIBLE_DEVICES)
 };
 DeviceProperties get_device_properties(DeviceIndex device);
 

@@ -40,6 +40,17 @@ void OpenRegGuardImpl::uncheckedSetDevice(Device device) const noexcept {
 DeviceIndex OpenRegGuardImpl::deviceCount() const noexcept { return device_count(); }
 // LITERALINCLUDE END: GUARD_DEVICE_METHODS
 
+// LITERALINCLUDE START: GUARD_DEVICE_CAPABILITY
+DeviceCapability OpenRegGuardImpl::getDeviceCapability(Device device) const {
+  check_device_index(device.index());
+  DeviceCapability capability;  // every dtype: storage and copies handle any element type
+  auto& types = capability.capability_data.supported_scalar_types;
+  types.has_QInt8 = types.has_QUInt8 = types.has_QInt32 = false;  // no quantized tensors
+  types.has_QUInt4x2 = types.has_QUInt2x4 = false;
+  return capability;
+}
+// LITERALINCLUDE END: GUARD_DEVICE_CAPABILITY
+
 // LITERALINCLUDE START: GUARD_STREAM_METHODS
 Stream OpenRegGuardImpl::getStream(Device device) const {
   return getCurrentOpenRegStream(device.index()).unwrap();

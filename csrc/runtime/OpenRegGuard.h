@@ -17,6 +17,7 @@ struct OpenRegGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void setDevice(Device device) const override;
   void uncheckedSetDevice(Device device) const noexcept override;
   DeviceIndex deviceCount() const noexcept override;
+  DeviceCapability getDeviceCapability(Device device) const override;
 
   // Streams
   Stream getStream(Device device) const override;

@@ -7,6 +7,7 @@
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
 #include "OpenRegGenerator.h"
+#include "OpenRegHostAllocator.h"
 #include "OpenRegStream.h"
 
 namespace c10::openreg {
@@ -52,6 +53,8 @@ bool OpenRegHooksInterface::isPinnedPtr(const void* data) const {
   orPointerAttributes attr;
   return orPointerGetAttributes(&attr, data) == orSuccess && attr.type == orMemoryTypeHost;
 }
+
+at::Allocator* OpenRegHooksInterface::getPinnedMemoryAllocator() const { return host_allocator(); }
 
 void OpenRegHooksInterface::resizePrivateUse1Bytes(const c10::Storage& storage,
                                                    size_t new_bytes) const {

@@ -23,6 +23,7 @@ struct OpenRegHooksInterface final : public at::PrivateUse1HooksInterface {
 
   at::Device getDeviceFromPtr(void* data) const override;
   bool isPinnedPtr(const void* data) const override;
+  at::Allocator* getPinnedMemoryAllocator() const override;
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t new_bytes) const override;
 };
 // LITERALINCLUDE END: HOOKS_CLASS

@@ -1,6 +1,7 @@
 // OpenRegStream.cpp: lazily created driver streams behind c10 stream ids.
 #include "OpenRegStream.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <mutex>
@@ -26,6 +27,13 @@ DevicePool& pool(DeviceIndex device) {
   return (*pools)[device];
 }
 
+// Streams created outside PyTorch, in the order they were first wrapped.
+std::mutex external_mu;
+std::vector<orStream_t>& external_streams() {
+  static auto* streams = new std::vector<orStream_t>();
+  return *streams;
+}
+
 // The thread's current stream id per device; 0 (the default stream) unless set.
 thread_local std::array<StreamId, kMaxDevices> current_ids{};
 
@@ -35,6 +43,7 @@ DeviceIndex resolve(DeviceIndex device) {
   return device;
 }
 
+// LITERALINCLUDE START: STREAM_POOL_LAZY_CREATE
 orStream_t pooled_stream(DeviceIndex device, StreamId id) {
   int slot = static_cast<int>(id - 1);
   int level = slot / OpenRegStream::kStreamsPerPool;
@@ -50,22 +59,37 @@ orStream_t pooled_stream(DeviceIndex device, StreamId id) {
   }
   return s;
 }
+// LITERALINCLUDE END: STREAM_POOL_LAZY_CREATE
 }  // namespace
 
 OpenRegStream::OpenRegStream(Stream stream) : stream_(stream) {
   TORCH_CHECK(stream.device_type() == DeviceType::PrivateUse1, "expected an openreg stream, got ",
               stream);
-  TORCH_CHECK(stream.id() >= 0 && stream.id() <= kPriorities * kStreamsPerPool,
-              "invalid openreg stream id ", stream.id());
+  bool known = stream.id() >= 0 && stream.id() < kFirstExternalId;
+  if (!known) {
+    std::lock_guard<std::mutex> lock(external_mu);
+    known = static_cast<size_t>(stream.id() - kFirstExternalId) < external_streams().size();
+  }
+  TORCH_CHECK(known, "invalid openreg stream id ", stream.id());
 }
 
 orStream_t OpenRegStream::stream() const {
   // The default stream is the driver's NULL stream of the device, so callers
   // use it with that device current (a DeviceGuard), as with CUDA's.
-  return id() == 0 ? nullptr : pooled_stream(device_index(), id());
+  if (id() == 0) return nullptr;
+  if (id() >= kFirstExternalId) {
+    std::lock_guard<std::mutex> lock(external_mu);
+    return external_streams()[id() - kFirstExternalId];
+  }
+  return pooled_stream(device_index(), id());
 }
 
 int OpenRegStream::priority() const {
+  if (id() >= kFirstExternalId) {
+    int priority = 0;
+    OPENREG_CHECK(orStreamGetPriority(stream(), &priority));
+    return priority;
+  }
   return id() > kStreamsPerPool ? -1 : 0;
 }
 
@@ -96,6 +120,7 @@ OpenRegStream getDefaultOpenRegStream(DeviceIndex device) {
   return OpenRegStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), 0));
 }
 
+// LITERALINCLUDE START: STREAM_POOL_AND_CURRENT
 OpenRegStream getStreamFromPool(int priority, DeviceIndex device) {
   device = resolve(device);
   int level = priority < 0 ? 1 : 0;
@@ -106,6 +131,30 @@ OpenRegStream getStreamFromPool(int priority, DeviceIndex device) {
 
 void setCurrentOpenRegStream(OpenRegStream stream) {
   current_ids[stream.device_index()] = stream.id();
+}
+// LITERALINCLUDE END: STREAM_POOL_AND_CURRENT
+
+}  // namespace c10::openreg
+
+namespace c10::openreg {
+
+OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device) {
+  TORCH_CHECK(external != nullptr, "an external stream cannot be NULL (that is the default stream)");
+  int stream_device = -1;
+  OPENREG_CHECK(orStreamGetDevice(external, &stream_device));
+  device = resolve(device);
+  TORCH_CHECK(stream_device == device, "the external stream belongs to openreg:", stream_device,
+              ", not openreg:", int(device));
+  size_t index;
+  {
+    std::lock_guard<std::mutex> lock(external_mu);
+    auto& streams = external_streams();
+    auto it = std::find(streams.begin(), streams.end(), external);
+    index = it - streams.begin();
+    if (it == streams.end()) streams.push_back(external);
+  }
+  return OpenRegStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device),
+                              OpenRegStream::kFirstExternalId + static_cast<StreamId>(index)));
 }
 
 }  // namespace c10::openreg

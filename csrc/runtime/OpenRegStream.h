@@ -7,10 +7,12 @@
 namespace c10::openreg {
 
 // A c10::Stream whose id names a driver stream: 0 is the device's default
-// stream, 1..kStreamsPerPool*2 index the pool (normal, then high priority).
+// stream, 1..2*kStreamsPerPool index the pool (normal, then high priority),
+// and ids from kFirstExternalId name streams created outside PyTorch.
 class OpenRegStream {
  public:
   static constexpr int kStreamsPerPool = 8;
+  static constexpr StreamId kFirstExternalId = 1 + 2 * kStreamsPerPool;
 
   explicit OpenRegStream(Stream stream);
 
@@ -35,5 +37,7 @@ OpenRegStream getDefaultOpenRegStream(DeviceIndex device = -1);
 // priority follows CUDA: 0 is normal, -1 is high.
 OpenRegStream getStreamFromPool(int priority = 0, DeviceIndex device = -1);
 void setCurrentOpenRegStream(OpenRegStream stream);
+// Wraps a driver stream created by other code (a library using the same driver).
+OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device);
 
 }  // namespace c10::openreg

@@ -1,11 +1,30 @@
 """torch.openreg: the device module of the openreg backend (the counterpart of torch.cuda)."""
 
+import os
 import threading
 from typing import Any, Union
 
 import torch
 from torch_openreg import _C
 
+from . import memory
+from .memory import (
+    empty_cache,
+    empty_host_cache,
+    get_per_process_memory_fraction,
+    host_memory_stats,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    memory_snapshot,
+    memory_stats,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_peak_memory_stats,
+    set_per_process_memory_fraction,
+)
 from .random import (
     get_rng_state,
     get_rng_state_all,
@@ -17,10 +36,43 @@ from .random import (
     set_rng_state,
     set_rng_state_all,
 )
+from .streams import (
+    Event,
+    ExternalStream,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+)
 
 _DeviceLike = Union[torch.device, str, int, None]
 
 __all__ = [
+    "Event",
+    "ExternalStream",
+    "Stream",
+    "StreamContext",
+    "current_stream",
+    "default_stream",
+    "empty_cache",
+    "empty_host_cache",
+    "get_per_process_memory_fraction",
+    "host_memory_stats",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_snapshot",
+    "memory_stats",
+    "memory_summary",
+    "reset_accumulated_memory_stats",
+    "reset_peak_memory_stats",
+    "set_per_process_memory_fraction",
+    "set_stream",
+    "stream",
     "current_device",
     "default_generators",
     "device",
@@ -44,6 +96,7 @@ __all__ = [
 
 # LITERALINCLUDE START: DEVICE_MODULE_LAZY_INIT
 _initialized = False
+_in_bad_fork = False
 _init_lock = threading.Lock()
 
 
@@ -52,15 +105,36 @@ def is_initialized() -> bool:
     return _initialized
 
 
+def _is_in_bad_fork() -> bool:
+    """True in a child forked after the runtime started: the device is unusable there."""
+    return _in_bad_fork
+
+
 def _lazy_init() -> None:
     """Initializes the runtime on first use; torch calls it for the first openreg tensor."""
     global _initialized
     if _initialized:
         return
     with _init_lock:
+        if _in_bad_fork:
+            raise RuntimeError(
+                "Cannot re-initialize openreg in a forked subprocess: the runtime was started "
+                "before the fork. To use openreg with multiprocessing, use the 'spawn' start "
+                "method (multiprocessing.set_start_method('spawn') or torch.multiprocessing)."
+            )
         if not _initialized:
             _C._init()
             _initialized = True
+
+
+def _after_fork_in_child() -> None:
+    global _initialized, _in_bad_fork
+    if _initialized:
+        _initialized = False
+        _in_bad_fork = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 # LITERALINCLUDE END: DEVICE_MODULE_LAZY_INIT
 
 

@@ -3,6 +3,7 @@
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 
+#include "../../runtime/OpenRegHostAllocator.h"
 #include "../../runtime/OpenRegLaunch.h"
 #include "../../runtime/OpenRegStream.h"
 #include "Minimal.h"
@@ -46,6 +47,26 @@ void memcpy_on_stream(void* dst, const void* src, size_t bytes, orMemcpyKind kin
     OPENREG_CHECK(orStreamSynchronize(stream));  // the host reads the result next
   }
 }
+
+// LITERALINCLUDE START: COPY_NON_BLOCKING
+// A non_blocking copy between pinned host memory and the device returns at
+// once. The pinned block is not reused until the copy is done: the host
+// allocator waits for an event recorded after it on the stream.
+bool try_copy_non_blocking(const at::Tensor& dst, const at::Tensor& src) {
+  const at::Tensor& host = dst.is_cpu() ? dst : src;
+  const at::Tensor& device = dst.is_cpu() ? src : dst;
+  if (!bytes_match(dst, src) || !host.is_pinned()) return false;
+  c10::DeviceGuard guard(device.device());
+  auto stream = getCurrentOpenRegStream();
+  OPENREG_CHECK(orMemcpyAsync(dst.mutable_data_ptr(), src.const_data_ptr(), block_bytes(dst),
+                              dst.is_cpu() ? orMemcpyDeviceToHost : orMemcpyHostToDevice,
+                              stream.stream()));
+  const c10::Storage& storage = host.storage();
+  c10::openreg::host_allocator()->record_event(storage.data_ptr().get(),
+                                               storage.data_ptr().get_context(), stream);
+  return true;
+}
+// LITERALINCLUDE END: COPY_NON_BLOCKING
 
 void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src) {
   c10::DeviceGuard guard(dst.device());
@@ -118,12 +139,14 @@ void copy_across_devices(const at::Tensor& dst, const at::Tensor& src) {
 // LITERALINCLUDE START: COPY_FROM
 at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   // `self` is the source. Every copy is ordered on the current stream; a copy
-  // to pageable host memory returns once the data has arrived.
+  // to pageable host memory returns once the data has arrived, and so does
+  // any copy to the host unless it is non_blocking into pinned memory.
   TORCH_CHECK(self.defined() && dst.defined(), "copy: undefined tensor");
   if (dst.numel() == 0) return dst;
   at::Tensor src = self.sizes() == dst.sizes() ? self : self.expand_as(dst);
   bool src_dev = src.is_privateuseone();
   bool dst_dev = dst.is_privateuseone();
+  if (non_blocking && src_dev != dst_dev && try_copy_non_blocking(dst, src)) return dst;
   if (src_dev && dst_dev) {
     if (src.device() != dst.device()) {
       copy_across_devices(dst, src);

@@ -58,6 +58,7 @@ typedef struct orDeviceProp {
   int major;
   int minor;
   int multiProcessorCount;
+  int pciBusID; /* the physical device behind this index (see OPENREG_VISIBLE_DEVICES) */
 } orDeviceProp;
 
 typedef struct orStream_st* orStream_t; /* NULL: the current device's default stream */

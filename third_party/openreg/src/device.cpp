@@ -1,8 +1,11 @@
 // device.cpp: configuration, device selection, properties and error strings.
 #include "internal.h"
 
+#include <pthread.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 namespace openreg {
 
@@ -27,8 +30,27 @@ Config read_config() {
   Config c;
   if (const char* n = std::getenv("OPENREG_DEVICE_COUNT")) {
     int count = std::atoi(n);
-    if (count >= 1 && count <= 16) c.device_count = count;
+    if (count >= 1 && count <= 16) c.physical_count = count;
   }
+  // LITERALINCLUDE START: DRIVER_VISIBLE_DEVICES
+  // Like CUDA_VISIBLE_DEVICES: a comma-separated list of physical ids, read
+  // up to the first entry that is not a valid, unused id.
+  if (const char* v = std::getenv("OPENREG_VISIBLE_DEVICES")) {
+    std::stringstream list(v);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      char* end = nullptr;
+      long id = std::strtol(item.c_str(), &end, 10);
+      bool valid = end != item.c_str() && *end == '\0' && id >= 0 && id < c.physical_count;
+      for (int seen : c.physical) valid = valid && seen != id;
+      if (!valid) break;
+      c.physical.push_back(static_cast<int>(id));
+    }
+  } else {
+    for (int i = 0; i < c.physical_count; ++i) c.physical.push_back(i);
+  }
+  c.device_count = static_cast<int>(c.physical.size());
+  // LITERALINCLUDE END: DRIVER_VISIBLE_DEVICES
   c.memory_per_device = parse_bytes(std::getenv("OPENREG_DEVICE_MEMORY"), c.memory_per_device);
   c.memory_per_device = (c.memory_per_device + 4095) & ~size_t{4095};
   const char* blocking = std::getenv("OPENREG_LAUNCH_BLOCKING");
@@ -36,6 +58,32 @@ Config read_config() {
   return c;
 }
 }  // namespace
+
+// LITERALINCLUDE START: DRIVER_FORK_GUARD
+namespace {
+std::atomic<bool> started{false};
+std::atomic<bool> forked_child{false};
+
+// Registered when the library loads: the child of a fork after start-up
+// inherits device mappings and stream state but none of the threads.
+const bool fork_handler_installed = [] {
+  pthread_atfork(nullptr, nullptr, [] {
+    if (started.load()) forked_child.store(true);
+  });
+  return true;
+}();
+}  // namespace
+
+void mark_started() { started.store(true); }
+
+orError_t check_not_forked() {
+  if (__builtin_expect(!forked_child.load(std::memory_order_relaxed), 1)) return orSuccess;
+  return fail(orErrorInitializationError,
+              "the openreg runtime was started before this process was forked, and a forked "
+              "child cannot use it (its worker threads did not survive the fork); use the "
+              "'spawn' start method of multiprocessing");
+}
+// LITERALINCLUDE END: DRIVER_FORK_GUARD
 
 orError_t fail(orError_t code, const std::string& detail) {
   last_detail = detail;
@@ -115,9 +163,13 @@ orError_t orGetDeviceProperties(orDeviceProp* prop, int device) {
   prop->major = 1;
   prop->minor = 0;
   prop->multiProcessorCount = 1;
+  prop->pciBusID = config().physical[device];
   return ok();
 }
 
-orError_t orDeviceSynchronize(void) { return synchronize_device(current_device()); }
+orError_t orDeviceSynchronize(void) {
+  OR_REFUSE_IN_FORKED_CHILD();
+  return synchronize_device(current_device());
+}
 
 }  // extern "C"

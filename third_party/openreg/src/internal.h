@@ -21,7 +21,9 @@ inline orError_t ok() { return orSuccess; }
 
 // ---- configuration (read once from the environment) ------------------------
 struct Config {
-  int device_count = 2;                 // OPENREG_DEVICE_COUNT
+  int device_count = 2;                 // visible devices
+  std::vector<int> physical;            // physical id of each visible device
+  int physical_count = 2;               // OPENREG_DEVICE_COUNT; OPENREG_VISIBLE_DEVICES selects
   size_t memory_per_device = 8ull << 30; // OPENREG_DEVICE_MEMORY (bytes, K/M/G suffix)
   bool launch_blocking = false;         // OPENREG_LAUNCH_BLOCKING=1
 };
@@ -29,6 +31,16 @@ const Config& config();
 
 int& current_device();  // per thread
 orError_t check_device(int device);
+
+// ---- fork safety -----------------------------------------------------------
+// Worker threads do not survive fork(). Once the runtime has started (streams
+// or device memory exist), a forked child is refused instead of left to hang.
+void mark_started();
+orError_t check_not_forked();
+#define OR_REFUSE_IN_FORKED_CHILD()                                   \
+  do {                                                                \
+    if (orError_t forked_err_ = ::openreg::check_not_forked()) return forked_err_; \
+  } while (0)
 
 // ---- device memory ---------------------------------------------------------
 // LITERALINCLUDE START: DRIVER_MEMORY_VIEWS

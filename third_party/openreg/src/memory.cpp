@@ -20,8 +20,9 @@ std::vector<DeviceMemory*>* devices = nullptr;  // leaked: workers may outlive s
 
 // LITERALINCLUDE START: DRIVER_MEMORY_DUAL_MAP
 void map_device(DeviceMemory& m, int index) {
+  mark_started();
   m.capacity = config().memory_per_device;
-  std::string name = "openreg-device-" + std::to_string(index);
+  std::string name = "openreg-device-" + std::to_string(config().physical[index]);
   m.fd = memfd_create(name.c_str(), MFD_CLOEXEC);
   if (m.fd < 0 || ftruncate(m.fd, static_cast<off_t>(m.capacity)) != 0) {
     m.capacity = 0;
@@ -118,6 +119,7 @@ using namespace openreg;
 extern "C" {
 
 orError_t orMalloc(void** dev_ptr, size_t size) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (dev_ptr == nullptr) return fail(orErrorInvalidValue, "orMalloc: dev_ptr is NULL");
   *dev_ptr = nullptr;
   if (size == 0) return ok();
@@ -145,6 +147,7 @@ orError_t orMalloc(void** dev_ptr, size_t size) {
 }
 
 orError_t orFree(void* dev_ptr) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (dev_ptr == nullptr) return ok();
   int device = device_of(dev_ptr);
   if (device < 0) return fail(orErrorInvalidDevicePointer, "orFree: pointer is not device memory");
@@ -180,6 +183,7 @@ orError_t orFree(void* dev_ptr) {
 }
 
 orError_t orMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (free_bytes == nullptr || total_bytes == nullptr) {
     return fail(orErrorInvalidValue, "orMemGetInfo: NULL output");
   }

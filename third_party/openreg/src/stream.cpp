@@ -84,6 +84,7 @@ void run_worker(orStream_t s) {
 // LITERALINCLUDE END: DRIVER_STREAM_WORKER
 
 orStream_t create_stream(int device, int priority, bool is_default) {
+  mark_started();
   auto* s = new orStream_st();
   s->device = device;
   s->priority = priority;
@@ -260,6 +261,7 @@ extern "C" {
 orError_t orStreamCreate(orStream_t* stream) { return orStreamCreateWithPriority(stream, 0); }
 
 orError_t orStreamCreateWithPriority(orStream_t* stream, int priority) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (stream == nullptr) return fail(orErrorInvalidValue, "orStreamCreate: stream is NULL");
   int least, greatest;
   orDeviceGetStreamPriorityRange(&least, &greatest);
@@ -274,6 +276,7 @@ orError_t orStreamCreateWithPriority(orStream_t* stream, int priority) {
 }
 
 orError_t orStreamDestroy(orStream_t stream) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (stream == nullptr || stream->is_default) {
     return fail(orErrorInvalidResourceHandle, "a default stream cannot be destroyed");
   }
@@ -294,24 +297,28 @@ orError_t orStreamDestroy(orStream_t stream) {
 }
 
 orError_t orStreamGetDevice(orStream_t stream, int* device) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (device == nullptr) return fail(orErrorInvalidValue, "orStreamGetDevice: device is NULL");
   *device = resolve_stream(stream)->device;
   return ok();
 }
 
 orError_t orStreamGetPriority(orStream_t stream, int* priority) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (priority == nullptr) return fail(orErrorInvalidValue, "orStreamGetPriority: priority is NULL");
   *priority = resolve_stream(stream)->priority;
   return ok();
 }
 
 orError_t orStreamSynchronize(orStream_t stream) {
+  OR_REFUSE_IN_FORKED_CHILD();
   orStream_t s = resolve_stream(stream);
   wait_for(s, s->submitted.load(std::memory_order_acquire));
   return take_stream_error(s);
 }
 
 orError_t orStreamQuery(orStream_t stream) {
+  OR_REFUSE_IN_FORKED_CHILD();
   orStream_t s = resolve_stream(stream);
   if (s->completed.load(std::memory_order_acquire) < s->submitted.load(std::memory_order_acquire)) {
     return orErrorNotReady;
@@ -329,6 +336,7 @@ orError_t orDeviceGetStreamPriorityRange(int* least, int* greatest) {
 }
 
 orError_t orStreamWaitEvent(orStream_t stream, orEvent_t event) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orStreamWaitEvent: event is NULL");
   orStream_t s = resolve_stream(stream);
   auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
@@ -350,6 +358,7 @@ orError_t orStreamWaitEvent(orStream_t stream, orEvent_t event) {
 orError_t orEventCreate(orEvent_t* event) { return orEventCreateWithFlags(event, orEventDefault); }
 
 orError_t orEventCreateWithFlags(orEvent_t* event, unsigned flags) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (event == nullptr) return fail(orErrorInvalidValue, "orEventCreate: event is NULL");
   auto* holder = new std::shared_ptr<EventState>(std::make_shared<EventState>());
   (*holder)->timing = (flags & orEventDisableTiming) == 0;
@@ -358,12 +367,14 @@ orError_t orEventCreateWithFlags(orEvent_t* event, unsigned flags) {
 }
 
 orError_t orEventDestroy(orEvent_t event) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventDestroy: event is NULL");
   delete reinterpret_cast<std::shared_ptr<EventState>*>(event);  // a pending marker keeps the state
   return ok();
 }
 
 orError_t orEventRecord(orEvent_t event, orStream_t stream) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventRecord: event is NULL");
   orStream_t s = resolve_stream(stream);
   auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
@@ -376,6 +387,7 @@ orError_t orEventRecord(orEvent_t event, orStream_t stream) {
 }
 
 orError_t orEventQuery(orEvent_t event) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventQuery: event is NULL");
   auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
   std::lock_guard<std::mutex> lock(state->mu);
@@ -385,6 +397,7 @@ orError_t orEventQuery(orEvent_t event) {
 }
 
 orError_t orEventSynchronize(orEvent_t event) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventSynchronize: event is NULL");
   auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
   orStream_t target;
@@ -399,6 +412,7 @@ orError_t orEventSynchronize(orEvent_t event) {
 }
 
 orError_t orEventElapsedTime(float* ms, orEvent_t start, orEvent_t end) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (ms == nullptr || start == nullptr || end == nullptr) {
     return fail(orErrorInvalidValue, "orEventElapsedTime: NULL argument");
   }
@@ -421,6 +435,7 @@ orError_t orEventElapsedTime(float* ms, orEvent_t start, orEvent_t end) {
 // ---- work ----
 
 orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernel: kernel is NULL");
   orStream_t s = resolve_stream(stream);
   submit(s, Task{kernel, args, TaskKind::Kernel});
@@ -428,6 +443,7 @@ orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
 }
 
 orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (fn == nullptr) return fail(orErrorInvalidValue, "orLaunchHostFunc: fn is NULL");
   submit(resolve_stream(stream), Task{fn, user_data, TaskKind::Host});
   return ok();
@@ -462,6 +478,8 @@ orError_t orKernelFail(const char* message) {
 
 orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind kind,
                         orStream_t stream) {
+  OR_REFUSE_IN_FORKED_CHILD();
+  OR_REFUSE_IN_FORKED_CHILD();
   if (count == 0) return ok();
   void* host_side = kind == orMemcpyHostToDevice ? const_cast<void*>(src)
                     : kind == orMemcpyDeviceToHost ? dst
@@ -476,6 +494,7 @@ orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind k
 }
 
 orError_t orMemcpy(void* dst, const void* src, size_t count, orMemcpyKind kind) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (count == 0) return ok();
   orStream_t s = stream_for_sync_copy(dst, src);
   if (kind == orMemcpyHostToHost) {
@@ -488,6 +507,7 @@ orError_t orMemcpy(void* dst, const void* src, size_t count, orMemcpyKind kind) 
 }
 
 orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t stream) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (count == 0) return ok();
   if (orError_t err = check_device_range(dev_ptr, count, "memset destination")) return err;
   void* target = device_memory(device_of(dev_ptr)).to_kernel(dev_ptr);
@@ -496,6 +516,7 @@ orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t strea
 }
 
 orError_t orMemset(void* dev_ptr, int value, size_t count) {
+  OR_REFUSE_IN_FORKED_CHILD();
   if (count == 0) return ok();
   int dev = device_of(dev_ptr);
   if (dev < 0) return fail(orErrorInvalidValue, "memset destination is not device memory");

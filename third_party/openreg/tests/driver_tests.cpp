@@ -269,6 +269,23 @@ int main() {
     EXPECT_OK(orFree(d1));
   });
 
+  run("a forked child is refused, not left to hang", [] {
+    // The runtime has started (the tests above made streams and memory).
+    pid_t pid = fork();
+    if (pid == 0) {
+      void* p = nullptr;
+      bool refused = orMalloc(&p, 64) == orErrorInitializationError &&
+                     std::strstr(orGetLastErrorDetail(), "spawn") != nullptr &&
+                     orStreamSynchronize(nullptr) == orErrorInitializationError;
+      int count = 0;
+      refused = refused && orGetDeviceCount(&count) == orSuccess;  // harmless queries still work
+      _exit(refused ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  });
+
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -1,0 +1,261 @@
+// Random.cpp: uniform_, normal_, random_ and bernoulli_ drawing from the openreg generator.
+#include <ATen/Dispatch.h>
+#include <ATen/Dispatch_v2.h>
+#include <ATen/core/DistributionsHelper.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/mul.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+
+#include "../../runtime/OpenRegGenerator.h"
+#include "Minimal.h"
+#include "Native.h"
+#include "Operand.h"
+
+namespace at::native::openreg {
+
+namespace {
+using c10::openreg::KernelTensor;
+using c10::openreg::launch_kernel;
+using c10::openreg::OpenRegGeneratorImpl;
+
+// LITERALINCLUDE START: RANDOM_PHILOX
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"):
+// a counter-based generator. Number i of a stream is a pure function of
+// (seed, counter i), so a kernel can produce any slice without sequential state.
+struct Philox {
+  uint64_t seed;
+
+  static void round(uint32_t c[4], uint32_t k[2]) {
+    uint64_t p0 = uint64_t{0xD2511F53} * c[0];
+    uint64_t p1 = uint64_t{0xCD9E8D57} * c[2];
+    uint32_t next[4] = {uint32_t(p1 >> 32) ^ c[1] ^ k[0], uint32_t(p1),
+                        uint32_t(p0 >> 32) ^ c[3] ^ k[1], uint32_t(p0)};
+    for (int i = 0; i < 4; ++i) c[i] = next[i];
+    k[0] += 0x9E3779B9;
+    k[1] += 0xBB67AE85;
+  }
+
+  // Four 32-bit numbers for block `counter` of the stream.
+  void block(uint64_t counter, uint32_t out[4]) const {
+    uint32_t c[4] = {uint32_t(counter), uint32_t(counter >> 32), 0, 0};
+    uint32_t k[2] = {uint32_t(seed), uint32_t(seed >> 32)};
+    for (int r = 0; r < 10; ++r) round(c, k);
+    for (int i = 0; i < 4; ++i) out[i] = c[i];
+  }
+};
+// LITERALINCLUDE END: RANDOM_PHILOX
+
+// Each element draws one block (four numbers), so element i of a launch
+// uses block `first + i`: independent of the device's timing and threads.
+struct Draw {
+  Philox philox;
+  uint64_t first;
+
+  void operator()(int64_t i, uint32_t out[4]) const { philox.block(first + static_cast<uint64_t>(i), out); }
+  static double unit(uint32_t a, uint32_t b) {  // [0, 1) with 53 random bits
+    return ((uint64_t(a) << 21) ^ (b >> 11)) * 0x1.0p-53;
+  }
+};
+
+// LITERALINCLUDE START: RANDOM_RESERVE
+// Reserves `numel` blocks of the generator's stream, on the host, in launch
+// order: the kernel then knows exactly which numbers are its own.
+Draw reserve(const at::Tensor& self, std::optional<at::Generator> gen) {
+  auto* generator = at::get_generator_or_default<OpenRegGeneratorImpl>(
+      gen, c10::openreg::default_generator(self.device().index()));
+  TORCH_CHECK(generator->device() == self.device(), "expected a generator on ", self.device(),
+              " but got one on ", generator->device());
+  std::lock_guard<std::mutex> lock(generator->mutex_);
+  auto [seed, offset] = generator->reserve(static_cast<uint64_t>(self.numel()));
+  return {{seed}, offset};
+}
+// LITERALINCLUDE END: RANDOM_RESERVE
+
+// Runs fill(value_ref, i) for every element of `self` inside a kernel. Works
+// on a contiguous view, copied back when `self` is strided.
+template <class Fill>
+at::Tensor& launch_fill(at::Tensor& self, Fill fill) {
+  if (self.numel() == 0) return self;
+  c10::DeviceGuard guard(self.device());
+  launch_kernel([out = KernelTensor(self), fill] {
+    at::Tensor target = out.cpu();
+    at::Tensor dense = target.is_contiguous() ? target : at::empty(target.sizes(), target.options());
+    fill(dense);
+    if (!dense.is_same(target)) target.copy_(dense);
+  });
+  return self;
+}
+
+void check_floating(const at::Tensor& self, const char* op) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, " expects a floating point tensor, got ",
+              self.scalar_type());
+}
+}  // namespace
+
+at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  check_floating(self, "uniform_");
+  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
+              " > to=", to);
+  Draw draw = reserve(self, gen);
+  return launch_fill(self, [draw, from, to](at::Tensor& t) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "uniform_", [&] {
+      auto* data = t.data_ptr<scalar_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        uint32_t r[4];
+        draw(i, r);
+        data[i] = static_cast<scalar_t>(from + (to - from) * Draw::unit(r[0], r[1]));
+      }
+    });
+  });
+}
+
+// LITERALINCLUDE START: RANDOM_NORMAL
+at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  check_floating(self, "normal_");
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  Draw draw = reserve(self, gen);
+  return launch_fill(self, [draw, mean, std](at::Tensor& t) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "normal_", [&] {
+      auto* data = t.data_ptr<scalar_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        uint32_t r[4];
+        draw(i, r);
+        // Box-Muller: two uniforms become one standard normal sample.
+        double u1 = 1.0 - Draw::unit(r[0], r[1]);  // (0, 1]: log is finite
+        double u2 = Draw::unit(r[2], r[3]);
+        double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+        data[i] = static_cast<scalar_t>(mean + std * z);
+      }
+    });
+  });
+}
+// LITERALINCLUDE END: RANDOM_NORMAL
+
+namespace {
+// Integers uniform in [from, from + range); range 0 means the full 64 bits.
+at::Tensor& random_in(at::Tensor& self, int64_t from, uint64_t range,
+                      std::optional<at::Generator> gen) {
+  Draw draw = reserve(self, gen);
+  return launch_fill(self, [draw, from, range](at::Tensor& t) {
+    AT_DISPATCH_V2(t.scalar_type(), "random_", AT_WRAP([&] {
+      auto* data = t.data_ptr<scalar_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        uint32_t r[4];
+        draw(i, r);
+        uint64_t bits = (uint64_t(r[0]) << 32) | r[1];
+        uint64_t offset = range == 0 ? bits : bits % range;
+        data[i] = static_cast<scalar_t>(static_cast<int64_t>(from + offset));
+      }
+    }), AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+  });
+}
+
+// The default range of random_(): every integer the dtype holds exactly.
+uint64_t default_range(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kBool: return 2;
+    case at::kHalf: return (uint64_t{1} << 11) + 1;
+    case at::kBFloat16: return (uint64_t{1} << 8) + 1;
+    case at::kFloat: return (uint64_t{1} << 24) + 1;
+    case at::kDouble: return (uint64_t{1} << 53) + 1;
+    case at::kLong: return uint64_t{1} << 63;
+    default: {
+      uint64_t bits = c10::elementSize(dtype) * 8;
+      bool is_signed = at::isSignedType(dtype);
+      return uint64_t{1} << (bits - (is_signed ? 1 : 0));
+    }
+  }
+}
+}  // namespace
+
+at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen) {
+  return random_in(self, 0, default_range(self.scalar_type()), gen);
+}
+
+at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                        std::optional<at::Generator> gen) {
+  uint64_t range;
+  if (to.has_value()) {
+    TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
+                " >= to=", *to);
+    range = static_cast<uint64_t>(*to) - static_cast<uint64_t>(from);
+  } else {
+    range = default_range(self.scalar_type()) - static_cast<uint64_t>(from);
+  }
+  return random_in(self, from, range, gen);
+}
+
+at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
+  return random_from(self, 0, to, gen);
+}
+
+at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  Draw draw = reserve(self, gen);
+  return launch_fill(self, [draw, p](at::Tensor& t) {
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, t.scalar_type(), "bernoulli_", [&] {
+      auto* data = t.data_ptr<scalar_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        uint32_t r[4];
+        draw(i, r);
+        data[i] = static_cast<scalar_t>(Draw::unit(r[0], r[1]) < p);
+      }
+    });
+  });
+}
+
+at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
+                             std::optional<at::Generator> gen) {
+  common_device("bernoulli_", {self, p});
+  Draw draw = reserve(self, gen);
+  if (self.numel() == 0) return self;
+  c10::DeviceGuard guard(self.device());
+  at::Tensor probs = p.expand(self.sizes());
+  launch_kernel([out = KernelTensor(self), prob = Operand(probs), draw] {
+    at::Tensor target = out.cpu();
+    at::Tensor chances = prob.cpu().to(at::kDouble).contiguous();
+    const double* q = chances.const_data_ptr<double>();
+    at::Tensor dense = at::empty(target.sizes(), target.options());
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dense.scalar_type(), "bernoulli_", [&] {
+      auto* data = dense.data_ptr<scalar_t>();
+      for (int64_t i = 0; i < dense.numel(); ++i) {
+        uint32_t r[4];
+        draw(i, r);
+        data[i] = static_cast<scalar_t>(Draw::unit(r[0], r[1]) < q[i]);
+      }
+    });
+    target.copy_(dense);
+  });
+  return self;
+}
+
+}  // namespace at::native::openreg
+
+namespace at::native::openreg {
+
+// Dropout keeps each element with probability 1 - p and scales the kept ones,
+// so the mask is a bernoulli draw from the openreg generator.
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
+                                                  std::optional<bool> train) {
+  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  at::Tensor mask = empty_openreg(input.sizes(), at::kBool, input.device());
+  if (train.has_value() && !*train) {
+    mask.fill_(true);
+    return {input.clone(), mask};
+  }
+  bernoulli_float(mask, 1 - p, std::nullopt);
+  double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
+  return {at::mul(at::mul(input, mask), scale), mask};
+}
+
+at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask,
+                                   double scale) {
+  return at::mul(at::mul(grad_output, mask), scale);
+}
+
+}  // namespace at::native::openreg

@@ -1,0 +1,11 @@
+// Runtime.h: operators that talk to the runtime rather than compute (streams and memory).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Stream.h>
+
+namespace at::native::openreg {
+
+void record_stream(at::Tensor& self, c10::Stream stream);
+
+}  // namespace at::native::openreg

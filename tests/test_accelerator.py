@@ -1,0 +1,96 @@
+"""Conformance of torch.accelerator on openreg: every function, checked by its effect."""
+
+import threading
+import time
+
+import pytest
+import torch
+
+from conftest import gate
+
+A = torch.accelerator
+
+
+def test_identity():
+    assert A.current_accelerator() == torch.device("openreg")
+    assert A.is_available() and A.device_count() == torch.openreg.device_count() == 2
+
+
+def test_device_index_moves_new_tensors():
+    assert A.current_device_index() == 0
+    A.set_device_index(1)
+    try:
+        assert A.current_device_index() == 1 == torch.openreg.current_device()
+        assert torch.empty(1, device="openreg").device.index == 1
+    finally:
+        A.set_device_index(0)
+    with A.device_index(1):
+        assert torch.empty(1, device="openreg").device.index == 1
+    assert torch.empty(1, device="openreg").device.index == 0
+    with pytest.raises(RuntimeError, match="openreg device index 5"):
+        A.set_device_index(5)
+
+
+def test_streams_take_effect():
+    s = torch.Stream(device="openreg")
+    previous = A.current_stream()
+    A.set_stream(s)
+    try:
+        assert A.current_stream() == s
+        with gate(s):
+            y = torch.ones(4, device="openreg") + 1  # queued on s, behind the gate
+            assert not s.query()
+    finally:
+        A.set_stream(previous)
+    assert s.query() and torch.equal(y.cpu(), torch.full((4,), 2.0))
+
+
+def test_synchronize_waits_for_all_streams_of_the_device():
+    s = torch.Stream(device="openreg")
+    with gate(s) as release:
+        threading.Timer(0.2, release).start()
+        began = time.perf_counter()
+        A.synchronize()
+        assert time.perf_counter() - began >= 0.15
+    assert s.query()
+
+
+def test_memory_functions_follow_allocations():
+    torch.openreg.synchronize()
+    A.empty_cache()
+    A.reset_peak_memory_stats(0)
+    A.reset_accumulated_memory_stats(0)
+    free_before, total = A.get_memory_info(0)
+    x = torch.empty(8 << 20, dtype=torch.uint8, device="openreg")
+    assert A.memory_allocated(0) >= 8 << 20 and A.memory_reserved(0) >= 8 << 20
+    assert A.get_memory_info(0)[0] <= free_before - (8 << 20) and A.get_memory_info(0)[1] == total
+    del x
+    assert A.max_memory_allocated(0) >= 8 << 20 and A.max_memory_reserved(0) >= 8 << 20
+    stats = A.memory_stats(0)
+    assert stats["allocation.all.allocated"] >= 1 and stats["allocation.all.freed"] >= 1
+    A.reset_peak_memory_stats(0)
+    assert A.max_memory_allocated(0) == A.memory_allocated(0)
+    A.reset_accumulated_memory_stats(0)
+    assert A.memory_stats(0)["allocation.all.allocated"] == 0
+    A.empty_cache()
+    assert A.memory_reserved(0) == 0 and A.get_memory_info(0)[0] == free_before
+
+
+def test_empty_host_cache_releases_pinned_memory():
+    x = torch.empty(1 << 20).pin_memory()
+    del x
+    assert torch.openreg.host_memory_stats()["allocated_bytes"]["current"] > 0
+    A.empty_host_cache()
+    assert torch.openreg.host_memory_stats()["allocated_bytes"]["current"] == 0
+
+
+def test_device_capability():
+    dtypes = A.get_device_capability(0)["supported_dtypes"]
+    for dtype in (torch.float32, torch.bfloat16, torch.int8, torch.complex64, torch.bool):
+        assert dtype in dtypes
+    assert torch.qint8 not in dtypes
+
+
+def test_graph_is_reported_unsupported():
+    with pytest.raises(RuntimeError, match="Graph is not supported on device type: openreg"):
+        A.Graph()

@@ -1,0 +1,93 @@
+"""Random numbers drawn on the device from the openreg generators, tested by their effects."""
+
+import pytest
+import torch
+
+from conftest import run_python
+
+
+def test_distributions_have_the_right_moments():
+    torch.openreg.manual_seed(0)
+    n = 200_000
+    normal = torch.randn(n, device="openreg").cpu()
+    assert abs(normal.mean()) < 0.01 and abs(normal.std() - 1) < 0.01
+    uniform = torch.empty(n, device="openreg").uniform_(-2, 6).cpu()
+    assert uniform.min() >= -2 and uniform.max() < 6 and abs(uniform.mean() - 2) < 0.05
+    ints = torch.randint(3, 10, (n,), device="openreg").cpu()
+    assert set(ints.unique().tolist()) == set(range(3, 10))
+    coin = torch.empty(n, device="openreg").bernoulli_(0.3).cpu()
+    assert abs(coin.mean() - 0.3) < 0.01
+    probs = torch.tensor([0.0, 1.0], device="openreg").expand(1000, 2)
+    draws = torch.bernoulli(probs).cpu()
+    assert draws[:, 0].sum() == 0 and draws[:, 1].sum() == 1000
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_floating_dtypes(dtype):
+    x = torch.randn(1000, device="openreg", dtype=dtype)
+    assert x.dtype == dtype and x.cpu().float().std() > 0.5
+
+
+def test_seeding_reproduces_and_advances():
+    torch.openreg.manual_seed(42)
+    a = torch.randn(1000, device="openreg").cpu()
+    b = torch.randn(1000, device="openreg").cpu()
+    torch.openreg.manual_seed(42)
+    assert torch.equal(torch.randn(1000, device="openreg").cpu(), a)
+    assert not torch.equal(a, b)
+
+
+def test_explicit_generators_and_state():
+    g = torch.Generator(device="openreg").manual_seed(7)
+    first = torch.randn(5, device="openreg", generator=g).cpu()
+    state = g.get_state()
+    second = torch.randn(5, device="openreg", generator=g).cpu()
+    g.set_state(state)
+    assert torch.equal(torch.randn(5, device="openreg", generator=g).cpu(), second)
+    assert torch.equal(torch.randn(5, device="openreg", generator=g.manual_seed(7)).cpu(), first)
+    with pytest.raises(RuntimeError, match="expected a generator on openreg:1"):
+        torch.randn(3, device="openreg:1", generator=g)
+
+
+def test_devices_have_independent_streams():
+    torch.openreg.manual_seed_all(5)
+    reference = torch.randn(4, device="openreg:1").cpu()
+    torch.openreg.manual_seed_all(5)
+    torch.randn(1000, device="openreg:0")  # draws on device 0 ...
+    assert torch.equal(torch.randn(4, device="openreg:1").cpu(), reference)  # ... leave 1 alone
+
+
+def test_rng_state_all_and_fork_rng():
+    torch.openreg.manual_seed_all(3)
+    states = torch.openreg.get_rng_state_all()
+    expected = [torch.rand(3, device=f"openreg:{i}").cpu() for i in range(2)]
+    torch.openreg.set_rng_state_all(states)
+    assert all(torch.equal(torch.rand(3, device=f"openreg:{i}").cpu(), expected[i]) for i in range(2))
+    torch.openreg.manual_seed(11)
+    before = torch.openreg.get_rng_state()
+    with torch.random.fork_rng(devices=[0], device_type="openreg"):
+        torch.openreg.manual_seed(99)
+        torch.rand(10, device="openreg")
+    assert torch.equal(torch.openreg.get_rng_state(), before)
+
+
+def test_dropout_uses_the_device_generator():
+    torch.openreg.manual_seed(1)
+    a = torch.nn.functional.dropout(torch.ones(1000, device="openreg"), 0.5).cpu()
+    torch.openreg.manual_seed(1)
+    b = torch.nn.functional.dropout(torch.ones(1000, device="openreg"), 0.5).cpu()
+    assert torch.equal(a, b) and 0.4 < (a == 0).float().mean() < 0.6
+
+
+def test_results_do_not_depend_on_timing():
+    """Offsets are reserved at launch, so a queued kernel draws the same numbers later."""
+    code = (
+        "import torch\n"
+        "torch.openreg.manual_seed(0)\n"
+        "x = torch.randn(1 << 16, device='openreg')\n"
+        "y = torch.rand(10, device='openreg')\n"
+        "print(y.cpu().tolist())\n"
+    )
+    normal = run_python(code).stdout
+    blocking = run_python(code, env={"OPENREG_LAUNCH_BLOCKING": "1"}).stdout
+    assert normal == blocking and normal
