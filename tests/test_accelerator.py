@@ -91,6 +91,59 @@ def test_device_capability():
     assert torch.qint8 not in dtypes
 
 
-def test_graph_is_reported_unsupported():
-    with pytest.raises(RuntimeError, match="Graph is not supported on device type: openreg"):
-        A.Graph()
+def test_graph_captures_and_replays():
+    x = torch.zeros(1000, device="openreg")
+    s = torch.Stream(device="openreg")
+    g = A.Graph()
+    with s, g:
+        assert s.is_capturing()
+        y = x * 2 + 1  # y's memory belongs to the graph's pool
+        x.add_(1)
+    assert not s.is_capturing()
+    assert torch.equal(x.cpu(), torch.zeros(1000))  # captured, not run
+    address = y.data_ptr()
+    for _ in range(3):
+        g.replay()
+    A.synchronize()
+    assert torch.equal(x.cpu(), torch.full((1000,), 3.0))
+    assert torch.equal(y.cpu(), torch.full((1000,), 5.0)) and y.data_ptr() == address
+    other = torch.empty(1000, device="openreg")  # outside the pool: never y's memory
+    assert other.data_ptr() != address
+    g.reset()
+
+
+def test_graph_pool_can_be_shared_and_debug_dumped(tmp_path):
+    s = torch.Stream(device="openreg")
+    x = torch.ones(10, device="openreg")
+    g1 = A.Graph()
+    with s, g1:
+        a = x + 1
+    g2 = A.Graph(pool=g1.pool())
+    with s, g2:
+        b = a * 3
+    assert g2.pool() == g1.pool()  # the pool is taken at capture
+    g1.replay()
+    g2.replay()
+    A.synchronize()
+    assert torch.equal(b.cpu(), torch.full((10,), 6.0))
+    g2.enable_debug_mode()
+    g2.debug_dump(str(tmp_path / "graph.dot"))
+    assert (tmp_path / "graph.dot").read_text().startswith("digraph")
+    g1.reset()
+    g2.reset()
+
+
+def test_graph_capture_refuses_what_cannot_replay():
+    s = torch.Stream(device="openreg")
+    with pytest.raises(RuntimeError, match="cannot capture the default stream"):
+        with A.Graph():
+            pass
+    with pytest.raises(RuntimeError, match="random operators cannot be captured"):
+        with s, A.Graph():
+            torch.randn(3, device="openreg")
+    x = torch.ones(4, device="openreg")
+    with pytest.raises(RuntimeError, match="not permitted while the stream is capturing"):
+        with s, A.Graph():
+            x.sum().item()  # reading back would wait for work that never runs
+    assert not s.is_capturing()
+    assert torch.ones(2, device="openreg").sum().item() == 2  # the device is fine afterwards

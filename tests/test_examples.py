@@ -86,3 +86,8 @@ def test_accelerator_api():
     assert "accelerator: openreg devices: 2" in out
     assert "x on openreg:1 | y on openreg:1" in out
     assert "supports bfloat16: True | quantized qint8: False" in out
+
+
+def test_graphs():
+    out = run_example("graphs.py")
+    assert "replayed 10 steps in" in out and "matches the CPU: True" in out

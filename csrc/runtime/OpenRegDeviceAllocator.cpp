@@ -121,6 +121,8 @@ struct DeviceState {
   double fraction = 1.0;
   std::deque<TraceEntry> trace;
   size_t trace_max = 0;               // 0: history off
+  StreamId capturing_stream = -1;     // the stream whose allocations go to a pool
+  StreamId pool_key = 0;              // the pool's key, in place of a stream id
 
   void record(const char* action, const void* address, size_t size, StreamId stream) {
     if (trace_max == 0) return;
@@ -392,6 +394,7 @@ DataPtr OpenRegDeviceAllocator::allocate(size_t nbytes) {
   DeviceState& d = *states()[device];
   std::lock_guard<std::mutex> lock(d.mu);
   collect_waiting(d);
+  if (stream == d.capturing_stream) stream = d.pool_key;  // a graph's private pool
 
   // Only blocks freed on this stream are candidates: work queued on the same
   // stream runs after every earlier use of the block. First a recently freed
@@ -544,6 +547,42 @@ AllocatorSnapshot OpenRegDeviceAllocator::snapshot() {
     result.device_traces.emplace_back(d->trace.begin(), d->trace.end());
   }
   return result;
+}
+
+namespace {
+// Pool keys are negative: stream ids are not.
+StreamId pool_key(MempoolId_t pool) { return -static_cast<StreamId>(pool.first); }
+}  // namespace
+
+void OpenRegDeviceAllocator::beginAllocateToPool(DeviceIndex device, MempoolId_t pool,
+                                                 StreamId stream) {
+  check_device_index(device);
+  DeviceState& d = *states()[device];
+  std::lock_guard<std::mutex> lock(d.mu);
+  TORCH_CHECK(d.capturing_stream < 0, "openreg device ", int(device), " is already capturing");
+  d.capturing_stream = stream;
+  d.pool_key = pool_key(pool);
+}
+
+void OpenRegDeviceAllocator::endAllocateToPool(DeviceIndex device) {
+  DeviceState& d = *states()[device];
+  std::lock_guard<std::mutex> lock(d.mu);
+  d.capturing_stream = -1;
+}
+
+void OpenRegDeviceAllocator::releasePool(DeviceIndex device, MempoolId_t pool) {
+  DeviceState& d = *states()[device];
+  std::lock_guard<std::mutex> lock(d.mu);
+  merge_recent(d);
+  StreamId key = pool_key(pool);
+  DeviceIndex previous = exchange_device(d.device);
+  for (Pool* p : {&d.small, &d.large}) {
+    for (auto it = p->free_blocks.begin(); it != p->free_blocks.end();) {
+      Block* b = *it++;
+      if (b->stream == key && !b->is_split()) release_segment(d, b);
+    }
+  }
+  set_device(previous);
 }
 
 // LITERALINCLUDE START: ALLOCATOR_REGISTER

@@ -65,6 +65,13 @@ class OpenRegDeviceAllocator final : public c10::DeviceAllocator {
   double getMemoryFraction(DeviceIndex device);
   void recordHistory(bool enabled, size_t max_entries);
   AllocatorSnapshot snapshot();
+
+  // Graph capture: while a stream captures, its allocations come from a private
+  // pool that only captures into the same pool reuse, so the memory a graph
+  // replays into stays its own until the graph is reset.
+  void beginAllocateToPool(DeviceIndex device, MempoolId_t pool, StreamId stream);
+  void endAllocateToPool(DeviceIndex device);
+  void releasePool(DeviceIndex device, MempoolId_t pool);
 };
 
 OpenRegDeviceAllocator* device_allocator();

@@ -87,6 +87,12 @@ void OpenRegGuardImpl::synchronizeStream(const Stream& stream) const {
   OpenRegStream(stream).synchronize();
 }
 
+bool OpenRegGuardImpl::isStreamCapturing(const Stream& stream) const {
+  int capturing = 0;
+  OPENREG_CHECK(orStreamIsCapturing(OpenRegStream(stream).stream(), &capturing));
+  return capturing != 0;
+}
+
 void OpenRegGuardImpl::synchronizeDevice(const DeviceIndex device_index) const {
   synchronize_device(device_index);
 }

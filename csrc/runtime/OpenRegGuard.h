@@ -28,6 +28,7 @@ struct OpenRegGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void* getStreamNativeHandle(const Stream stream) const override;
   bool queryStream(const Stream& stream) const override;
   void synchronizeStream(const Stream& stream) const override;
+  bool isStreamCapturing(const Stream& stream) const override;
   void synchronizeDevice(const DeviceIndex device_index) const override;
   void recordDataPtrOnStream(const DataPtr& data_ptr, const Stream& stream) const override;
 

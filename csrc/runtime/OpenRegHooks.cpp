@@ -87,8 +87,11 @@ void resize_storage_bytes(const c10::Storage& storage, size_t new_bytes) {
 
 // LITERALINCLUDE START: HOOKS_REGISTER
 namespace {
-// Registered when libtorch_openreg is loaded, before any tensor exists.
+// Registered when libtorch_openreg is loaded, before any tensor exists. The
+// name is registered here too, so C++ programs without Python see "openreg";
+// torch.utils.rename_privateuse1_backend("openreg") later agrees with it.
 const bool hooks_registered = [] {
+  c10::register_privateuse1_backend("openreg");
   static OpenRegHooksInterface hooks;
   at::RegisterPrivateUse1HooksInterface(&hooks);
   return true;

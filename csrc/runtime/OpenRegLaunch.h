@@ -39,25 +39,31 @@ class KernelTensor {
 namespace detail {
 template <class F>
 void run_boxed_kernel(void* boxed) {
-  auto* body = static_cast<F*>(boxed);
   try {
-    (*body)();
+    (*static_cast<F*>(boxed))();
   } catch (const std::exception& e) {
     orKernelFail(e.what());  // reported by the next synchronize of this stream
   }
-  delete body;
+}
+
+template <class F>
+void release_boxed_kernel(void* boxed) {
+  delete static_cast<F*>(boxed);
 }
 }  // namespace detail
 
 // LITERALINCLUDE START: LAUNCH_KERNEL_QUEUE
 // Queues `body` on the current stream of the current device and returns at
 // once; the stream's worker runs it later, in order with the stream's work.
+// The driver frees the body when it can never run again (a captured kernel
+// runs at every replay of its graph).
 template <class F>
 void launch_kernel(F&& body) {
   using Body = std::decay_t<F>;
   auto* boxed = new Body(std::forward<F>(body));
   orStream_t stream = getCurrentOpenRegStream().stream();
-  orError_t err = orLaunchKernel(stream, &detail::run_boxed_kernel<Body>, boxed);
+  orError_t err = orLaunchKernelEx(stream, &detail::run_boxed_kernel<Body>, boxed,
+                                   &detail::release_boxed_kernel<Body>);
   if (err != orSuccess) {
     if (err != orErrorLaunchFailure) delete boxed;  // a failure under blocking launch ran it
     OPENREG_CHECK(err);

@@ -66,6 +66,10 @@ struct Draw {
 // Reserves `numel` blocks of the generator's stream, on the host, in launch
 // order: the kernel then knows exactly which numbers are its own.
 Draw reserve(const at::Tensor& self, std::optional<at::Generator> gen) {
+  int capturing = 0;
+  OPENREG_CHECK(orStreamIsCapturing(c10::openreg::getCurrentOpenRegStream().stream(), &capturing));
+  TORCH_CHECK(!capturing, "random operators cannot be captured in an openreg graph: every replay "
+              "would repeat the numbers drawn at capture");
   auto* generator = at::get_generator_or_default<OpenRegGeneratorImpl>(
       gen, c10::openreg::default_generator(self.device().index()));
   TORCH_CHECK(generator->device() == self.device(), "expected a generator on ", self.device(),

@@ -63,6 +63,7 @@ typedef struct orDeviceProp {
 
 typedef struct orStream_st* orStream_t; /* NULL: the current device's default stream */
 typedef struct orEvent_st* orEvent_t;
+typedef struct orGraph_st* orGraph_t;   /* work captured from a stream, replayable */
 
 /* A kernel runs on a stream's worker. Inside it, and only there,
  * orGetKernelPointer turns device pointers into addresses it may touch. */
@@ -123,10 +124,25 @@ OR_API orError_t orEventElapsedTime(float* ms, orEvent_t start, orEvent_t end);
 
 /* Work */
 OR_API orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args);
+/* As orLaunchKernel; the driver calls release(args) once the kernel can never
+ * run again: after it ran, or, if it was captured, when its graph is destroyed. */
+OR_API orError_t orLaunchKernelEx(orStream_t stream, orKernelFn kernel, void* args,
+                                  orHostFn release);
 OR_API orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data);
 OR_API orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr);
 OR_API orError_t orKernelFail(const char* message);
 /* LITERALINCLUDE END: DRIVER_API_STREAMS */
+
+/* Graphs: work queued on a capturing stream is recorded instead of run, and a
+ * graph replays it, in order, as one unit of work on any stream. */
+/* LITERALINCLUDE START: DRIVER_API_GRAPHS */
+OR_API orError_t orStreamBeginCapture(orStream_t stream);
+OR_API orError_t orStreamEndCapture(orStream_t stream, orGraph_t* graph);
+OR_API orError_t orStreamIsCapturing(orStream_t stream, int* capturing);
+OR_API orError_t orGraphLaunch(orGraph_t graph, orStream_t stream);
+OR_API orError_t orGraphGetNodeCount(orGraph_t graph, size_t* count);
+OR_API orError_t orGraphDestroy(orGraph_t graph);
+/* LITERALINCLUDE END: DRIVER_API_GRAPHS */
 
 #ifdef __cplusplus
 }

@@ -83,6 +83,7 @@ struct Task {
   void (*fn)(void*);
   void* arg;
   TaskKind kind;
+  void (*release)(void*) = nullptr;  // frees `arg` once the task can never run again
 };
 
 }  // namespace openreg
@@ -102,14 +103,21 @@ struct orStream_st {
   bool stopping = false;
   std::string error;  // first kernel failure since the last synchronize
   std::atomic<bool> failed{false};
+  orGraph_t capture = nullptr;  // while capturing, submitted work goes here
   std::thread worker;
+};
+
+struct orGraph_st {
+  int device = 0;
+  std::vector<openreg::Task> nodes;
 };
 
 namespace openreg {
 
 orStream_t resolve_stream(orStream_t stream);  // NULL -> current device's default
 orStream_t default_stream(int device);
-uint64_t submit(orStream_t s, Task t);         // returns the task's ticket
+uint64_t submit(orStream_t s, Task t);         // returns the task's ticket (0 if captured)
+bool is_capturing(orStream_t s);
 void wait_for(orStream_t s, uint64_t ticket);
 orError_t take_stream_error(orStream_t s);
 orError_t synchronize_device(int device);

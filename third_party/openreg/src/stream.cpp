@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -38,6 +39,16 @@ std::vector<DeviceStreams>& device_streams() {
 }
 
 // LITERALINCLUDE START: DRIVER_STREAM_WORKER
+void run_task(const Task& task) {
+  in_kernel = task.kind == TaskKind::Kernel;
+  try {
+    task.fn(task.arg);
+  } catch (...) {
+    orKernelFail("a kernel threw an exception");
+  }
+  in_kernel = false;
+}
+
 void run_worker(orStream_t s) {
   current_device() = s->device;
   running_stream = s;
@@ -63,13 +74,8 @@ void run_worker(orStream_t s) {
       batch.swap(s->queue);
     }
     for (const Task& task : batch) {
-      in_kernel = task.kind == TaskKind::Kernel;
-      try {
-        task.fn(task.arg);
-      } catch (...) {
-        orKernelFail("a kernel threw an exception");
-      }
-      in_kernel = false;
+      run_task(task);
+      if (task.release != nullptr) task.release(task.arg);
       // seq_cst on both sides of this handshake: a waiter announces itself and
       // then reads `completed`; we bump `completed` and then read `waiters`.
       s->completed.fetch_add(1);
@@ -103,7 +109,7 @@ struct CopyArgs {
   size_t count;
 };
 void run_copy(void* p) {
-  std::unique_ptr<CopyArgs> a(static_cast<CopyArgs*>(p));
+  auto* a = static_cast<CopyArgs*>(p);
   engine_copy(a->dst, a->src, a->count);
 }
 
@@ -113,8 +119,13 @@ struct SetArgs {
   size_t count;
 };
 void run_set(void* p) {
-  std::unique_ptr<SetArgs> a(static_cast<SetArgs*>(p));
+  auto* a = static_cast<SetArgs*>(p);
   std::memset(a->dst, a->value, a->count);
+}
+
+template <class T>
+void release_args(void* p) {
+  delete static_cast<T*>(p);
 }
 
 struct EventState {
@@ -132,7 +143,7 @@ struct MarkerArgs {
   uint64_t generation;
 };
 void run_marker(void* p) {
-  std::unique_ptr<MarkerArgs> a(static_cast<MarkerArgs*>(p));
+  auto* a = static_cast<MarkerArgs*>(p);
   auto now = Clock::now();
   std::lock_guard<std::mutex> lock(a->state->mu);
   if (a->state->generation == a->generation) {
@@ -146,7 +157,7 @@ struct WaitArgs {
   uint64_t ticket;
 };
 void run_wait(void* p) {
-  std::unique_ptr<WaitArgs> a(static_cast<WaitArgs*>(p));
+  auto* a = static_cast<WaitArgs*>(p);
   wait_for(a->stream, a->ticket);
 }
 
@@ -200,6 +211,10 @@ uint64_t submit(orStream_t s, Task t) {
   bool wake;
   {
     std::lock_guard<std::mutex> lock(s->mu);
+    if (s->capture != nullptr) {  // recorded, not run
+      s->capture->nodes.push_back(t);
+      return 0;
+    }
     s->queue.push_back(t);
     ticket = s->submitted.fetch_add(1, std::memory_order_release) + 1;
     wake = s->sleeping;
@@ -223,6 +238,17 @@ void wait_for(orStream_t s, uint64_t ticket) {
   }
 }
 
+bool is_capturing(orStream_t s) {
+  std::lock_guard<std::mutex> lock(s->mu);
+  return s->capture != nullptr;
+}
+
+orError_t refuse_if_capturing(orStream_t s, const char* what) {
+  if (!is_capturing(s)) return ok();
+  return fail(orErrorNotPermitted, std::string(what) + " is not permitted while the stream is "
+                                       "capturing a graph: it would wait for work that never runs");
+}
+
 orError_t take_stream_error(orStream_t s) {
   if (!s->failed.load(std::memory_order_acquire)) return ok();
   std::string message;
@@ -240,6 +266,9 @@ orError_t synchronize_device(int device) {
     auto& ds = device_streams()[device];
     std::lock_guard<std::mutex> lock(ds.mu);
     streams = ds.streams;
+  }
+  for (orStream_t s : streams) {
+    if (orError_t err = refuse_if_capturing(s, "synchronizing the device")) return err;
   }
   orError_t first = orSuccess;
   for (orStream_t s : streams) {
@@ -313,6 +342,7 @@ orError_t orStreamGetPriority(orStream_t stream, int* priority) {
 orError_t orStreamSynchronize(orStream_t stream) {
   OR_REFUSE_IN_FORKED_CHILD();
   orStream_t s = resolve_stream(stream);
+  if (orError_t err = refuse_if_capturing(s, "synchronizing the stream")) return err;
   wait_for(s, s->submitted.load(std::memory_order_acquire));
   return take_stream_error(s);
 }
@@ -320,6 +350,7 @@ orError_t orStreamSynchronize(orStream_t stream) {
 orError_t orStreamQuery(orStream_t stream) {
   OR_REFUSE_IN_FORKED_CHILD();
   orStream_t s = resolve_stream(stream);
+  if (orError_t err = refuse_if_capturing(s, "querying the stream")) return err;
   if (s->completed.load(std::memory_order_acquire) < s->submitted.load(std::memory_order_acquire)) {
     return orErrorNotReady;
   }
@@ -349,7 +380,10 @@ orError_t orStreamWaitEvent(orStream_t stream, orEvent_t event) {
   }
   // Never recorded, or recorded on this very stream: in-order already.
   if (target == nullptr || target == s) return ok();
-  submit(s, Task{run_wait, new WaitArgs{target, ticket}, TaskKind::Host});
+  if (is_capturing(s)) {
+    return fail(orErrorNotPermitted, "a capturing stream cannot wait for work outside the capture");
+  }
+  submit(s, Task{run_wait, new WaitArgs{target, ticket}, TaskKind::Host, release_args<WaitArgs>});
   return ok();
 }
 
@@ -382,7 +416,7 @@ orError_t orEventRecord(orEvent_t event, orStream_t stream) {
   uint64_t generation = ++state->generation;
   state->stamped = false;
   state->stream = s;
-  state->ticket = submit(s, Task{run_marker, new MarkerArgs{state, generation}, TaskKind::Host});
+  state->ticket = submit(s, Task{run_marker, new MarkerArgs{state, generation}, TaskKind::Host, release_args<MarkerArgs>});
   return ok();
 }
 
@@ -442,6 +476,14 @@ orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
   return config().launch_blocking ? take_stream_error(s) : ok();
 }
 
+orError_t orLaunchKernelEx(orStream_t stream, orKernelFn kernel, void* args, orHostFn release) {
+  OR_REFUSE_IN_FORKED_CHILD();
+  if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernelEx: kernel is NULL");
+  orStream_t s = resolve_stream(stream);
+  submit(s, Task{kernel, args, TaskKind::Kernel, release});
+  return config().launch_blocking ? take_stream_error(s) : ok();
+}
+
 orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (fn == nullptr) return fail(orErrorInvalidValue, "orLaunchHostFunc: fn is NULL");
@@ -486,10 +528,14 @@ orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind k
                                                    : nullptr;
   if (orError_t err = prepare_copy(dst, src, count, kind)) return err;
   orStream_t s = resolve_stream(stream);
-  uint64_t ticket = submit(s, Task{run_copy, new CopyArgs{dst, src, count}, TaskKind::Host});
+  bool pageable = host_side != nullptr && !is_pinned_host(host_side, count);
+  if (pageable) {
+    if (orError_t err = refuse_if_capturing(s, "a copy from or to pageable host memory")) return err;
+  }
+  uint64_t ticket = submit(s, Task{run_copy, new CopyArgs{dst, src, count}, TaskKind::Host, release_args<CopyArgs>});
   // Pageable host memory may be reused as soon as we return, so the copy is
   // finished before returning; only pinned memory overlaps with the host.
-  if (host_side != nullptr && !is_pinned_host(host_side, count)) wait_for(s, ticket);
+  if (pageable) wait_for(s, ticket);
   return ok();
 }
 
@@ -511,7 +557,7 @@ orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t strea
   if (count == 0) return ok();
   if (orError_t err = check_device_range(dev_ptr, count, "memset destination")) return err;
   void* target = device_memory(device_of(dev_ptr)).to_kernel(dev_ptr);
-  submit(resolve_stream(stream), Task{run_set, new SetArgs{target, value, count}, TaskKind::Host});
+  submit(resolve_stream(stream), Task{run_set, new SetArgs{target, value, count}, TaskKind::Host, release_args<SetArgs>});
   return ok();
 }
 
@@ -523,6 +569,72 @@ orError_t orMemset(void* dev_ptr, int value, size_t count) {
   orStream_t s = default_stream(dev);
   if (orError_t err = orMemsetAsync(dev_ptr, value, count, s)) return err;
   return orStreamSynchronize(s);
+}
+
+}  // extern "C"
+
+// ---- graphs ----
+
+namespace {
+void run_graph(void* p) {
+  for (const Task& node : static_cast<orGraph_t>(p)->nodes) run_task(node);
+}
+}  // namespace
+
+extern "C" {
+
+// LITERALINCLUDE START: DRIVER_GRAPH_CAPTURE
+orError_t orStreamBeginCapture(orStream_t stream) {
+  OR_REFUSE_IN_FORKED_CHILD();
+  if (stream == nullptr) {
+    return fail(orErrorNotPermitted, "the default stream cannot be captured; use another stream");
+  }
+  std::lock_guard<std::mutex> lock(stream->mu);
+  if (stream->capture != nullptr) return fail(orErrorNotPermitted, "the stream is already capturing");
+  stream->capture = new orGraph_st{stream->device, {}};
+  return ok();
+}
+
+orError_t orStreamEndCapture(orStream_t stream, orGraph_t* graph) {
+  if (stream == nullptr || graph == nullptr) return fail(orErrorInvalidValue, "orStreamEndCapture: NULL argument");
+  std::lock_guard<std::mutex> lock(stream->mu);
+  if (stream->capture == nullptr) return fail(orErrorNotPermitted, "the stream is not capturing");
+  *graph = std::exchange(stream->capture, nullptr);
+  return ok();
+}
+
+orError_t orGraphLaunch(orGraph_t graph, orStream_t stream) {
+  OR_REFUSE_IN_FORKED_CHILD();
+  if (graph == nullptr) return fail(orErrorInvalidResourceHandle, "orGraphLaunch: graph is NULL");
+  orStream_t s = resolve_stream(stream);
+  if (orError_t err = refuse_if_capturing(s, "launching a graph")) return err;
+  // One task runs every node in order; kernel nodes keep their access to device memory.
+  submit(s, Task{run_graph, graph, TaskKind::Host});
+  return config().launch_blocking ? take_stream_error(s) : ok();
+}
+// LITERALINCLUDE END: DRIVER_GRAPH_CAPTURE
+
+orError_t orStreamIsCapturing(orStream_t stream, int* capturing) {
+  if (capturing == nullptr) return fail(orErrorInvalidValue, "orStreamIsCapturing: NULL output");
+  *capturing = stream != nullptr && is_capturing(stream) ? 1 : 0;
+  return ok();
+}
+
+orError_t orGraphGetNodeCount(orGraph_t graph, size_t* count) {
+  if (graph == nullptr || count == nullptr) return fail(orErrorInvalidValue, "orGraphGetNodeCount: NULL argument");
+  *count = graph->nodes.size();
+  return ok();
+}
+
+orError_t orGraphDestroy(orGraph_t graph) {
+  if (graph == nullptr) return ok();
+  // Launches still queued must finish before the nodes' arguments go away.
+  if (orError_t err = synchronize_device(graph->device)) return err;
+  for (const Task& node : graph->nodes) {
+    if (node.release != nullptr) node.release(node.arg);
+  }
+  delete graph;
+  return ok();
 }
 
 }  // extern "C"

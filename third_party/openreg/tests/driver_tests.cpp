@@ -269,6 +269,40 @@ int main() {
     EXPECT_OK(orFree(d1));
   });
 
+  run("graphs capture work and replay it", [] {
+    static std::atomic<int> runs{0}, releases{0};
+    orStream_t s;
+    EXPECT_OK(orStreamCreate(&s));
+    EXPECT(orStreamBeginCapture(nullptr) == orErrorNotPermitted);  // not the default stream
+    EXPECT_OK(orStreamBeginCapture(s));
+    int capturing = 0;
+    EXPECT_OK(orStreamIsCapturing(s, &capturing));
+    EXPECT(capturing == 1);
+    EXPECT_OK(orLaunchKernelEx(s, [](void*) { runs++; }, nullptr, [](void*) { releases++; }));
+    void* dev = nullptr;
+    EXPECT_OK(orMalloc(&dev, 64));
+    EXPECT_OK(orMemsetAsync(dev, 7, 64, s));
+    EXPECT(orStreamSynchronize(s) == orErrorNotPermitted);
+    std::vector<char> host(64);
+    EXPECT(orMemcpyAsync(host.data(), dev, 64, orMemcpyDeviceToHost, s) == orErrorNotPermitted);
+    orGraph_t graph = nullptr;
+    EXPECT_OK(orStreamEndCapture(s, &graph));
+    size_t nodes = 0;
+    EXPECT_OK(orGraphGetNodeCount(graph, &nodes));
+    EXPECT(nodes == 2);
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT(runs == 0);  // captured, not run
+    for (int i = 0; i < 3; ++i) EXPECT_OK(orGraphLaunch(graph, s));
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT(runs == 3 && releases == 0);
+    EXPECT_OK(orMemcpy(host.data(), dev, 64, orMemcpyDeviceToHost));
+    EXPECT(host[0] == 7 && host[63] == 7);
+    EXPECT_OK(orGraphDestroy(graph));
+    EXPECT(releases == 1);
+    EXPECT_OK(orFree(dev));
+    EXPECT_OK(orStreamDestroy(s));
+  });
+
   run("a forked child is refused, not left to hang", [] {
     // The runtime has started (the tests above made streams and memory).
     pid_t pid = fork();
