@@ -127,6 +127,97 @@ def event_timing_error(quick: bool) -> tuple[float, float]:
     return start.elapsed_time(end), wall
 
 
+OPS_SNIPPET = """
+import time, statistics, torch, torch.nn.functional as F
+import warnings; warnings.simplefilter("ignore")
+device = "{device}"
+torch.manual_seed(0)
+x = torch.randn(1 << 20, device=device)
+m = torch.randn(512, 512, device=device)
+img = torch.randn(16, 16, 32, 32, device=device)
+w = torch.randn(32, 16, 3, 3, device=device)
+cases = {{"sin, 1M floats": lambda: torch.sin(x), "softmax 512x512": lambda: m.softmax(1),
+          "conv2d 16x16x32x32": lambda: F.conv2d(img, w, padding=1)}}
+def sync():
+    if device != "cpu":
+        torch.openreg.synchronize()
+for name, f in cases.items():
+    for _ in range(3): f()
+    sync()
+    times = []
+    for _ in range({rounds}):
+        t = time.perf_counter()
+        for _ in range({n}): f()
+        sync()
+        times.append((time.perf_counter() - t) / {n})
+    print(name, statistics.median(times))
+"""
+
+
+def op_paths(quick: bool) -> dict[str, dict[str, float]]:
+    """Per-op seconds on the CPU, the native openreg path and the openreg fallback path."""
+    results: dict[str, dict[str, float]] = {}
+    runs = {"cpu": ("cpu", {}), "openreg": ("openreg", {}),
+            "fallback": ("openreg", {"OPENREG_NO_BORROWED": "1"})}
+    for label, (device, extra) in runs.items():
+        code = OPS_SNIPPET.format(device=device, rounds=1 if quick else 5, n=1 if quick else 20)
+        out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **extra},
+                             capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            name, _, seconds = line.rpartition(" ")
+            results.setdefault(name, {})[label] = float(seconds)
+    return results
+
+
+MODELS_SNIPPET = """
+import time, statistics, torch, torch.nn as nn
+import warnings; warnings.simplefilter("ignore")
+def cnn():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(64 * 8 * 8, 10))
+def block():
+    torch.manual_seed(0)
+    return nn.TransformerEncoderLayer(d_model=256, nhead=4, dim_feedforward=1024, dropout=0.0,
+                                      batch_first=True)
+def step_time(make, x, y, loss_fn, device):
+    model = make().to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = x.to(device), y.to(device)
+    def step():
+        opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
+    for _ in range(3): step()
+    torch.openreg.synchronize()
+    times = []
+    for _ in range({steps}):
+        t = time.perf_counter(); step(); torch.openreg.synchronize()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+jobs = {{"CNN training step": (cnn, torch.randn(64, 3, 32, 32), torch.randint(0, 10, (64,)),
+                               nn.functional.cross_entropy),
+        "transformer training step": (block, torch.randn(16, 64, 256), torch.randn(16, 64, 256),
+                                      nn.functional.mse_loss)}}
+for name, (make, x, y, loss_fn) in jobs.items():
+    ratios, cpus, devs = [], [], []
+    for _ in range({rounds}):
+        c = step_time(make, x, y, loss_fn, "cpu"); d = step_time(make, x, y, loss_fn, "openreg")
+        cpus.append(c); devs.append(d); ratios.append(d / c)
+    print(name, statistics.median(cpus), statistics.median(devs), statistics.median(ratios))
+"""
+
+
+def model_steps(quick: bool) -> list[tuple[str, float, float, float]]:
+    code = MODELS_SNIPPET.format(steps=1 if quick else 10, rounds=1 if quick else 3)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    rows = []
+    for line in out.splitlines():
+        words = line.split()
+        rows.append((" ".join(words[:-3]), *map(float, words[-3:])))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
@@ -147,6 +238,16 @@ def main() -> None:
     report("alloc+free 1 MiB, cached", cpu, cached, ratio, "<=1.00")
     uncached = uncached_allocation(20 if args.quick else 2000, rounds)
     report("alloc+free 1 MiB, uncached", cpu, uncached, uncached / cpu, "")
+
+    # Operators: the native openreg path against the CPU and against the CPU fallback.
+    for name, t in op_paths(args.quick).items():
+        report(f"{name} (native)", t["cpu"], t["openreg"], t["openreg"] / t["cpu"], "")
+        report(f"{name} (fallback)", t["cpu"], t["fallback"], t["fallback"] / t["cpu"], "")
+        print(f"{'':28} native is {t['fallback'] / t['openreg']:.1f}x faster than the fallback")
+
+    # Training steps of ordinary models, all on the device (no fallback).
+    for name, cpu, dev, ratio in model_steps(args.quick):
+        report(name, cpu, dev, ratio, "<=1.20")
 
     events, wall = event_timing_error(args.quick)
     print(f"{'event timing vs wall clock':28} {wall:10.2f}ms {events:10.2f}ms "

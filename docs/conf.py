@@ -4,7 +4,9 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+DOCS = Path(__file__).parent
+sys.path.insert(0, str(DOCS / "_ext"))
+sys.path.insert(0, str(DOCS.parent / "tools"))
 # The guide runs examples while it builds; they must see the installed backend.
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "1")
 
@@ -29,3 +31,14 @@ html_title = "torch_openreg: bringing a new accelerator to PyTorch"
 graphviz_output_format = "svg"
 sphinx_tabs_disable_tab_closing = True
 copybutton_exclude = ".linenos, .gp"
+
+
+def _generate_op_coverage(app) -> None:
+    """Writes op-coverage.md from the installed torch's dispatcher before pages are read."""
+    import op_coverage
+
+    op_coverage.main(["--output", str(DOCS / "op-coverage.md")])
+
+
+def setup(app):
+    app.connect("builder-inited", _generate_op_coverage)

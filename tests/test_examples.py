@@ -13,7 +13,7 @@ def test_dispatch_tools():
     out = run_example("dispatch_tools.py")
     assert "DispatchKeySet(PrivateUse1, ADInplaceOrView, AutogradPrivateUse1" in out
     assert "aten::add.Tensor             openreg kernel" in out
-    assert "aten::sin                    CPU fallback" in out
+    assert "aten::nonzero                CPU fallback" in out
     assert "PrivateUse1            OpenRegNative.cpp" in out
 
 
@@ -91,3 +91,21 @@ def test_accelerator_api():
 def test_graphs():
     out = run_example("graphs.py")
     assert "replayed 10 steps in" in out and "matches the CPU: True" in out
+
+
+def test_stubs():
+    out = run_example("stubs.py")
+    assert "dispatch stubs in torch 2.13.0" in out and "abs_stub is among them: True" in out
+
+
+def test_fallback_report():
+    out = run_example("fallback_report.py")
+    assert "2 warnings for 4 fallbacks, first: 'aten::nonzero'" in out
+    assert "strict mode: NotImplementedError: 'aten::nonzero' is not implemented" in out
+    assert "refused: 'aten::tril_indices' is not implemented for openreg" in out
+
+
+def test_autograd_example():
+    out = run_example("autograd_example.py")
+    assert "SeluFunction" in out and "gradcheck selu: True" in out
+    assert "loss matches the CPU: True" in out and "fallbacks during backward: {}" in out

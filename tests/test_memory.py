@@ -1,6 +1,7 @@
 """The caching device allocator and pinned host memory, tested by their effects."""
 
 import pickle
+import textwrap
 
 import pytest
 import torch
@@ -24,17 +25,24 @@ def segments_of(device=0):
 
 
 def test_small_blocks_are_split_from_one_segment_and_merge_back():
-    a = torch.empty(256, device="openreg")  # 1 KiB
-    b = torch.empty(256, device="openreg")
-    segs = segments_of()
-    assert len(segs) == 1 and segs[0]["total_size"] == 2 * MiB
-    states = [blk["state"] for blk in segs[0]["blocks"]]
-    assert states == ["active_allocated", "active_allocated", "inactive"]
-    assert b.data_ptr() == a.data_ptr() + 1024
-    del a, b
-    segs = segments_of()
-    assert [blk["state"] for blk in segs[0]["blocks"]] == ["inactive"]  # merged again
-    assert segs[0]["blocks"][0]["size"] == 2 * MiB
+    # In a fresh process: tensors other tests keep alive would share the segments.
+    code = textwrap.dedent("""
+        import torch
+        MiB = 1 << 20
+        def segments():
+            return [s for s in torch.openreg.memory_snapshot() if s["device"] == 0]
+        a = torch.empty(256, device="openreg")  # 1 KiB
+        b = torch.empty(256, device="openreg")
+        segs = segments()
+        print(len(segs), segs[0]["total_size"] == 2 * MiB, [blk["state"] for blk in segs[0]["blocks"]])
+        print(b.data_ptr() == a.data_ptr() + 1024)
+        del a, b
+        segs = segments()
+        print([blk["state"] for blk in segs[0]["blocks"]], segs[0]["blocks"][0]["size"] == 2 * MiB)
+    """)
+    out = run_python(code).stdout.splitlines()
+    assert out == ["1 True ['active_allocated', 'active_allocated', 'inactive']", "True",
+                   "['inactive'] True"]
 
 
 def test_freed_blocks_are_reused_without_the_driver():
@@ -58,14 +66,18 @@ def test_blocks_are_reused_only_by_their_stream():
 
 
 def test_empty_cache_returns_memory_to_the_driver():
-    free_before, total = torch.openreg.mem_get_info()
-    x = torch.empty(64 * MiB, dtype=torch.uint8, device="openreg")
-    del x
-    assert torch.openreg.memory_reserved() == 64 * MiB
-    assert torch.openreg.mem_get_info()[0] == free_before - 64 * MiB
-    torch.openreg.empty_cache()
-    assert torch.openreg.memory_reserved() == 0
-    assert torch.openreg.mem_get_info()[0] == free_before
+    code = textwrap.dedent("""
+        import torch
+        MiB = 1 << 20
+        free_before, total = torch.openreg.mem_get_info()
+        x = torch.empty(64 * MiB, dtype=torch.uint8, device="openreg")
+        del x
+        print(torch.openreg.memory_reserved() == 64 * MiB,
+              torch.openreg.mem_get_info()[0] == free_before - 64 * MiB)
+        torch.openreg.empty_cache()
+        print(torch.openreg.memory_reserved() == 0, torch.openreg.mem_get_info()[0] == free_before)
+    """)
+    assert run_python(code).stdout.split() == ["True"] * 4
 
 
 def test_statistics_follow_allocations():

@@ -1,4 +1,7 @@
 // OpenRegMinimal.cpp: registers the minimal operator set and the global CPU fallback.
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <torch/library.h>
 
 #include "native/Fallback.h"
@@ -22,6 +25,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", TORCH_FN(view));
 }
 // LITERALINCLUDE END: MINIMAL_REGISTER
+
+// Views beyond the minimal set: they must alias device memory, so the fallback
+// refuses them, and their generic implementations serve every strided device.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("unfold", TORCH_FN(at::native::unfold));
+  m.impl("view_as_real", TORCH_FN(at::native::view_as_real));
+  m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));
+}
 
 // LITERALINCLUDE START: FALLBACK_GLOBAL_REGISTER
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

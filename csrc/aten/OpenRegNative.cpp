@@ -30,6 +30,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor));
   m.impl("native_dropout", TORCH_FN(native_dropout));
   m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
+  m.impl("convolution_overrideable", TORCH_FN(convolution_overrideable));
+  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward_overrideable));
+  m.impl("_fused_sdp_choice", TORCH_FN(fused_sdp_choice));
   m.impl("fill_.Scalar", TORCH_FN(fill_));
   m.impl("zero_", TORCH_FN(zero_));
 }

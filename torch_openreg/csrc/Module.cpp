@@ -1,9 +1,11 @@
 // Module.cpp: the Python bindings of torch_openreg._C, thin wrappers over libtorch_openreg.
 #include <Python.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/Generator.h>
 
+#include <aten/native/Fallback.h>
 #include <runtime/OpenRegDeviceAllocator.h>
 #include <runtime/OpenRegException.h>
 #include <runtime/OpenRegFunctions.h>
@@ -171,6 +173,17 @@ void bind_memory_and_streams(py::module_& m) {
         }));
 }
 
+void bind_operators(py::module_& m) {
+  m.def("_fallback_counts", translating([] { return at::native::openreg::fallback_counts(); }));
+  m.def("_reset_fallback_counts", translating([] { at::native::openreg::reset_fallback_counts(); }));
+  // Why the CPU fallback refuses an operator ("" if it does not), e.g. "aten::view".
+  m.def("_why_no_fallback", translating<std::string, std::string>([](std::string name,
+                                                                     std::string overload) {
+          auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str());
+          return at::native::openreg::why_no_fallback(op.schema());
+        }));
+}
+
 }  // namespace
 
 extern "C" C10_EXPORT PyObject* initModule() {
@@ -182,6 +195,7 @@ extern "C" C10_EXPORT PyObject* initModule() {
     auto m = py::reinterpret_borrow<py::module_>(module);
     bind(m);
     bind_memory_and_streams(m);
+    bind_operators(m);
   } catch (py::error_already_set& e) {
     e.restore();
     Py_DECREF(module);

@@ -8,6 +8,7 @@ import torch
 from torch_openreg import _C
 
 from . import memory
+from .fallback import fallback_counts, fallback_report, reset_fallback_counts
 from .memory import (
     empty_cache,
     empty_host_cache,
@@ -57,6 +58,9 @@ __all__ = [
     "current_stream",
     "default_stream",
     "empty_cache",
+    "fallback_counts",
+    "fallback_report",
+    "reset_fallback_counts",
     "empty_host_cache",
     "get_per_process_memory_fraction",
     "host_memory_stats",

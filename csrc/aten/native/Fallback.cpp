@@ -1,11 +1,15 @@
-// Fallback.cpp: the global CPU fallback, with PyTorch's usual mixed-device error.
+// Fallback.cpp: the global CPU fallback, counted, warned about once per op, and refusable.
 #include "Fallback.h"
 
 #include <ATen/native/CPUFallback.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+
 namespace at::native::openreg {
 
-namespace {
 // A CPU tensor may join device tensors only as a 0-dim value, as on CUDA.
 void check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
   const auto& schema = op.schema();
@@ -35,13 +39,100 @@ void check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& s
     }
   }
 }
+
+namespace {
+bool strict_mode() {
+  static const bool strict = [] {
+    const char* v = std::getenv("OPENREG_STRICT_FALLBACK");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return strict;
+}
+
+std::mutex counts_mu;
+std::map<std::string, int64_t>& counts() {
+  static auto* c = new std::map<std::string, int64_t>();
+  return *c;
+}
+std::set<std::string>& warned() {
+  static auto* w = new std::set<std::string>();
+  return *w;
+}
+
+// Tensor, Tensor?, Tensor[] and Tensor?[]: the arguments a fallback copies.
+bool holds_tensors(const c10::TypePtr& type) {
+  switch (type->kind()) {
+    case c10::TypeKind::TensorType: return true;
+    case c10::TypeKind::OptionalType: return holds_tensors(type->castRaw<c10::OptionalType>()->getElementType());
+    case c10::TypeKind::ListType: return holds_tensors(type->castRaw<c10::ListType>()->getElementType());
+    default: return false;
+  }
+}
+
+std::string display_name(const c10::FunctionSchema& schema) {
+  return schema.overload_name().empty() ? schema.name()
+                                        : schema.name() + "." + schema.overload_name();
+}
 }  // namespace
+
+// LITERALINCLUDE START: FALLBACK_DENY_KINDS
+std::string why_no_fallback(const c10::FunctionSchema& schema) {
+  // A view must alias device memory; a CPU copy would silently stop aliasing.
+  for (const auto& ret : schema.returns()) {
+    if (ret.alias_info() != nullptr && !ret.alias_info()->isWrite()) {
+      return "it returns a view, and a view of a CPU copy would not alias the device tensor";
+    }
+  }
+  bool has_tensor_input = false;
+  for (const auto& arg : schema.arguments()) {
+    const auto& type = arg.real_type();
+    // Random operators must draw from the openreg generator, not the CPU's.
+    if (type->kind() == c10::TypeKind::OptionalType &&
+        type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType) {
+      return "it draws random numbers, and the CPU would use its own generator instead of "
+             "openreg's (seeding the device would have no effect)";
+    }
+    has_tensor_input = has_tensor_input || holds_tensors(type);
+  }
+  // A factory has no device input to copy: the CPU kernel would make a CPU tensor.
+  if (!has_tensor_input) return "it creates tensors from nothing, so there is nothing to copy back";
+  return "";
+}
+// LITERALINCLUDE END: FALLBACK_DENY_KINDS
 
 // LITERALINCLUDE START: FALLBACK_GLOBAL_KERNEL
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  std::string name = display_name(schema);
+  std::string why = why_no_fallback(schema);
+  TORCH_CHECK_NOT_IMPLEMENTED(why.empty(), "'", name, "' is not implemented for openreg, and ",
+                              "cannot fall back to the CPU: ", why);
+  TORCH_CHECK_NOT_IMPLEMENTED(!strict_mode(), "'", name, "' is not implemented for openreg and ",
+                              "OPENREG_STRICT_FALLBACK=1 forbids running it on the CPU");
   check_same_device(op, *stack);
+  bool first_time;
+  {
+    std::lock_guard<std::mutex> lock(counts_mu);
+    counts()[name]++;
+    first_time = warned().insert(name).second;
+  }
+  if (first_time) {
+    TORCH_WARN("'", name, "' is not implemented for openreg: it runs on the CPU, with copies to ",
+               "and from the device (this warning appears once per operator; ",
+               "torch.openreg.fallback_report() counts every fallback)");
+  }
   at::native::cpu_fallback(op, stack);
 }
 // LITERALINCLUDE END: FALLBACK_GLOBAL_KERNEL
+
+std::map<std::string, int64_t> fallback_counts() {
+  std::lock_guard<std::mutex> lock(counts_mu);
+  return counts();
+}
+
+void reset_fallback_counts() {
+  std::lock_guard<std::mutex> lock(counts_mu);
+  counts().clear();
+}
 
 }  // namespace at::native::openreg

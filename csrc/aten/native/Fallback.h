@@ -1,12 +1,27 @@
-// Fallback.h: running operators openreg has no kernel for on the CPU.
+// Fallback.h: running operators openreg has no kernel for on the CPU, observably.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <map>
+#include <string>
+
 namespace at::native::openreg {
 
-// Checks that the operands share one openreg device, then runs the op on CPU
-// copies and copies the results back.
+// Checks that the operands share one openreg device, refuses operators that
+// cannot run correctly on CPU copies, counts and warns, then runs the op on
+// CPU copies and copies the results back.
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+// How many times each operator fell back since start (or the last reset).
+std::map<std::string, int64_t> fallback_counts();
+void reset_fallback_counts();
+
+// Raises PyTorch's "Expected all tensors to be on the same device" unless the
+// operator's tensors share one device (0-dim CPU tensors may join).
+void check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack);
+
+// Why an operator can never fall back, or "" if it can.
+std::string why_no_fallback(const c10::FunctionSchema& schema);
 
 }  // namespace at::native::openreg

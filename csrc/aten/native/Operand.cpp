@@ -16,7 +16,7 @@ c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tens
   std::optional<c10::Device> device;
   std::optional<c10::Device> other;
   for (const at::Tensor& t : tensors) {
-    if (t.is_cpu() && t.dim() == 0) continue;
+    if (!t.defined() || (t.is_cpu() && t.dim() == 0)) continue;
     if (t.is_privateuseone()) {
       if (!device) device = t.device();
       else if (t.device() != *device) other = t.device();

@@ -1,6 +1,7 @@
 // device.cpp: configuration, device selection, properties and error strings.
 #include "internal.h"
 
+#include <malloc.h>
 #include <pthread.h>
 
 #include <cstdlib>
@@ -59,6 +60,22 @@ Config read_config() {
 }
 }  // namespace
 
+namespace {
+// LITERALINCLUDE START: DRIVER_HOST_MALLOC_TUNING
+// The emulated device's kernels are host code, and PyTorch's CPU kernels
+// allocate host temporaries of megabytes. glibc serves those with fresh mmaps,
+// each paying page faults, until the process happens to free one that large:
+// a convolution then costs 3-4x more. When the runtime starts, the driver
+// fixes the thresholds so such temporaries are reused from the heap.
+void tune_host_allocator() {
+  const char* off = std::getenv("OPENREG_NO_MALLOC_TUNING");
+  if (off != nullptr && std::strcmp(off, "1") == 0) return;
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
+}
+// LITERALINCLUDE END: DRIVER_HOST_MALLOC_TUNING
+}  // namespace
+
 // LITERALINCLUDE START: DRIVER_FORK_GUARD
 namespace {
 std::atomic<bool> started{false};
@@ -74,7 +91,12 @@ const bool fork_handler_installed = [] {
 }();
 }  // namespace
 
-void mark_started() { started.store(true); }
+
+void mark_started() {
+  static std::once_flag once;
+  std::call_once(once, tune_host_allocator);
+  started.store(true);
+}
 
 orError_t check_not_forked() {
   if (__builtin_expect(!forked_child.load(std::memory_order_relaxed), 1)) return orSuccess;

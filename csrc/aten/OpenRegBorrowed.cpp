@@ -1,0 +1,104 @@
+// OpenRegBorrowed.cpp: registers PyTorch's CPU kernels, run on device memory, for many operators.
+#include <torch/library.h>
+
+#include "native/Borrowed.h"
+
+namespace at::native::openreg {
+
+namespace {
+// Functional, in-place and out= overloads of common operators: what models
+// use, and what keeps them off the CPU fallback. Views are not here (they
+// must alias, see OpenRegMinimal.cpp), nor random operators (they draw from
+// the openreg generator, see native/Random.cpp).
+// LITERALINCLUDE START: BORROWED_OPERATOR_LIST
+constexpr const char* kBorrowed[] = {
+    // elementwise, unary
+    "neg", "neg_", "neg.out", "exp", "exp_", "exp.out", "exp2", "exp2.out",
+    "expm1", "expm1.out", "log", "log_", "log.out", "log2", "log2.out", "log10", "log10.out",
+    "log1p", "log1p.out", "sqrt", "sqrt_", "sqrt.out", "rsqrt", "rsqrt_", "rsqrt.out", "sin",
+    "sin_", "sin.out", "cos", "cos_", "cos.out", "tan", "tan.out", "tanh", "tanh_", "tanh.out",
+    "sigmoid", "sigmoid_", "sigmoid.out", "sign", "sign.out", "reciprocal", "reciprocal.out",
+    "floor", "floor.out", "ceil", "ceil.out", "round", "round.out", "trunc", "trunc.out",
+    "erf", "erf.out", "erfinv", "erfinv.out", "asin", "asin.out", "acos", "acos.out", "atan",
+    "atan.out", "sinh", "sinh.out", "cosh", "cosh.out", "logical_not", "logical_not.out",
+    "bitwise_not", "bitwise_not.out", "isnan", "isinf", "isneginf", "isneginf.out", "isposinf",
+    "isposinf.out", "isfinite", "nan_to_num", "nan_to_num.out",
+    // activations and their gradients
+    "relu", "relu_", "gelu", "gelu_", "gelu.out", "gelu_backward", "gelu_backward.grad_input",
+    "silu", "silu_", "silu.out", "silu_backward", "silu_backward.grad_input", "hardtanh",
+    "hardtanh_", "hardtanh.out", "hardtanh_backward", "leaky_relu", "leaky_relu_",
+    "leaky_relu.out", "leaky_relu_backward", "elu", "elu_", "elu.out", "elu_backward",
+    "softplus", "softplus.out", "softplus_backward", "hardswish", "hardswish_", "hardswish.out",
+    "hardswish_backward", "hardsigmoid", "hardsigmoid.out", "hardsigmoid_backward", "mish",
+    "mish_", "mish.out", "mish_backward", "threshold", "threshold_", "threshold.out",
+    "threshold_backward", "threshold_backward.grad_input", "tanh_backward",
+    "tanh_backward.grad_input", "sigmoid_backward", "sigmoid_backward.grad_input",
+    // elementwise, binary and ternary
+    "pow.Tensor_Tensor", "pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out",
+    "pow.Tensor_Tensor_out", "atan2", "atan2.out", "remainder.Tensor", "remainder.Tensor_out",
+    "fmod.Tensor", "fmod.Tensor_out", "maximum", "maximum.out", "minimum", "minimum.out",
+    "div.Tensor_mode", "div_.Tensor_mode", "div.out_mode", "floor_divide", "floor_divide.out",
+    "eq.Tensor", "eq.Scalar", "eq.Tensor_out", "eq.Scalar_out", "ne.Tensor", "ne.Scalar",
+    "ne.Tensor_out", "ne.Scalar_out", "lt.Tensor", "lt.Scalar", "lt.Tensor_out", "lt.Scalar_out",
+    "le.Tensor", "le.Scalar", "le.Tensor_out", "le.Scalar_out", "gt.Tensor", "gt.Scalar",
+    "gt.Tensor_out", "gt.Scalar_out", "ge.Tensor", "ge.Scalar", "ge.Tensor_out", "ge.Scalar_out",
+    "logical_and", "logical_and.out", "logical_or", "logical_or.out", "bitwise_and.Tensor",
+    "bitwise_and.Tensor_out", "bitwise_or.Tensor", "bitwise_or.Tensor_out", "where.self",
+    "where.self_out", "clamp", "clamp_", "clamp.out", "clamp.Tensor", "clamp.Tensor_out",
+    "clamp_min", "clamp_min_", "clamp_min.out", "clamp_max", "clamp_max_", "clamp_max.out",
+    "lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out", "addcmul", "addcmul_", "addcmul.out",
+    "addcdiv", "addcdiv_", "addcdiv.out",
+    // reductions, scans, sorting
+    "sum.dim_IntList", "sum.IntList_out", "mean.dim", "mean.out", "amax", "amax.out", "amin",
+    "amin.out", "max.dim", "max.dim_max", "min.dim", "min.dim_min", "max", "min", "argmax",
+    "argmax.out", "argmin", "argmin.out", "prod", "prod.dim_int", "prod.int_out",
+    "var.correction", "var.correction_out", "std.correction", "std.correction_out",
+    "var_mean.correction", "std_mean.correction", "linalg_vector_norm", "linalg_vector_norm.out",
+    "all", "all.dim", "all.all_out", "any", "any.dim", "any.all_out", "cumsum", "cumsum.out",
+    "cumprod", "cumprod.out", "sort.stable", "sort.values_stable", "topk", "topk.values",
+    "logsumexp", "logsumexp.out",
+    // softmax
+    "_softmax", "_softmax.out", "_log_softmax", "_log_softmax.out", "_softmax_backward_data",
+    "_softmax_backward_data.out", "_log_softmax_backward_data", "_log_softmax_backward_data.out",
+    // matrix products
+    "addmm", "addmm_", "addmm.out", "bmm", "bmm.out", "baddbmm", "baddbmm_", "baddbmm.out",
+    "addmv", "addmv.out", "mv", "dot",
+    // pooling
+    "max_pool2d_with_indices", "max_pool2d_with_indices.out", "max_pool2d_with_indices_backward",
+    "max_pool2d_with_indices_backward.grad_input", "avg_pool2d", "avg_pool2d.out",
+    "avg_pool2d_backward", "avg_pool2d_backward.grad_input", "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
+    // losses
+    "nll_loss_forward", "nll_loss_forward.output", "nll_loss_backward",
+    "nll_loss_backward.grad_input", "nll_loss2d_forward", "nll_loss2d_backward", "mse_loss",
+    "mse_loss.out", "mse_loss_backward", "mse_loss_backward.grad_input", "binary_cross_entropy",
+    "binary_cross_entropy_backward", "smooth_l1_loss", "smooth_l1_loss_backward", "huber_loss",
+    "huber_loss_backward",
+    // normalization
+    "native_layer_norm", "native_layer_norm_backward", "native_batch_norm",
+    "native_batch_norm_backward", "_native_batch_norm_legit", "_native_batch_norm_legit.no_stats",
+    "native_group_norm", "native_group_norm_backward",
+    // indexing, gathering, scattering, joining
+    "index.Tensor", "index.Tensor_out", "index_put_", "_index_put_impl_", "index_select",
+    "index_select.out", "gather", "gather.out", "scatter.src", "scatter_.src", "scatter.value",
+    "scatter_.value", "scatter_add", "scatter_add_", "scatter_reduce.two", "scatter_reduce_.two",
+    "index_add", "index_add_", "index_add.out", "masked_fill_.Scalar", "masked_fill_.Tensor",
+    "masked_scatter_", "embedding_dense_backward", "cat", "cat.out", "tril", "tril_", "tril.out",
+    "triu", "triu_", "triu.out", "flip", "roll", "repeat", "arange.start_out", "linspace.out",
+    "_foreach_add.List", "_foreach_add_.List", "_foreach_add.Scalar", "_foreach_add_.Scalar",
+    "_foreach_mul.Scalar", "_foreach_mul_.Scalar", "_foreach_mul.List", "_foreach_mul_.List",
+    "_foreach_addcmul_.Scalar", "_foreach_addcdiv_.Scalar", "_foreach_sqrt", "_foreach_sqrt_",
+    "_foreach_div_.List", "_foreach_div_.Scalar", "_foreach_lerp_.Scalar", "_foreach_neg",
+};
+// LITERALINCLUDE END: BORROWED_OPERATOR_LIST
+}  // namespace
+
+// LITERALINCLUDE START: BORROWED_REGISTER
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* name : kBorrowed) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&borrowed_kernel>());
+  }
+}
+// LITERALINCLUDE END: BORROWED_REGISTER
+
+}  // namespace at::native::openreg

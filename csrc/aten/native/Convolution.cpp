@@ -1,0 +1,115 @@
+// Convolution.cpp: convolution on openreg, reached through convolution_overrideable.
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "Minimal.h"
+#include "Native.h"
+#include "Operand.h"
+
+namespace at::native::openreg {
+
+namespace {
+using c10::openreg::KernelTensor;
+using c10::openreg::launch_kernel;
+
+at::Tensor meta_like(const at::Tensor& t) {
+  return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
+}
+
+at::Tensor device_like(const at::Tensor& meta, c10::Device device) {
+  return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
+}
+
+// The output of a convolution: batch, output channels, then each spatial size.
+std::vector<int64_t> output_shape(const at::Tensor& input, const at::Tensor& weight,
+                                  c10::IntArrayRef stride, c10::IntArrayRef padding,
+                                  c10::IntArrayRef dilation, bool transposed,
+                                  c10::IntArrayRef output_padding, int64_t groups) {
+  TORCH_CHECK(input.dim() == weight.dim() && input.dim() >= 3, "convolution: expected input and "
+              "weight of the same rank (3 to 5), got ", input.sizes(), " and ", weight.sizes());
+  int64_t spatial = input.dim() - 2;
+  auto at = [](c10::IntArrayRef v, int64_t i) { return v.size() == 1 ? v[0] : v[i]; };
+  std::vector<int64_t> shape{input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = input.size(i + 2), k = weight.size(i + 2);
+    int64_t extent = at(dilation, i) * (k - 1) + 1;
+    int64_t out = transposed ? (in - 1) * at(stride, i) - 2 * at(padding, i) + extent + at(output_padding, i)
+                             : (in + 2 * at(padding, i) - extent) / at(stride, i) + 1;
+    TORCH_CHECK(out > 0, "convolution: the output would be empty (input ", input.sizes(),
+                ", kernel ", weight.sizes(), ")");
+    shape.push_back(out);
+  }
+  return shape;
+}
+
+std::optional<KernelTensor> kernel_view(const std::optional<at::Tensor>& t) {
+  return t.has_value() && t->defined() ? std::optional<KernelTensor>(KernelTensor(*t)) : std::nullopt;
+}
+}  // namespace
+
+// LITERALINCLUDE START: CONVOLUTION_FORWARD
+// For PrivateUse1, aten::convolution ends in convolution_overrideable, which
+// has no CPU kernel: the global fallback cannot serve it, so a backend that
+// wants CNNs must. The kernel runs PyTorch's CPU convolution on device memory.
+at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
+                                    const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
+                                    c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                                    bool transposed, c10::IntArrayRef output_padding,
+                                    int64_t groups) {
+  c10::Device device = common_device("convolution", {input, weight, bias.value_or(at::Tensor())});
+  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (", input.scalar_type(),
+              ") and weight type (", weight.scalar_type(), ") should be the same");
+  at::Tensor out = at::empty(output_shape(input, weight, stride, padding, dilation, transposed,
+                                          output_padding, groups),
+                             input.options().memory_format(input.suggest_memory_format()));
+  c10::DeviceGuard guard(device);
+  launch_kernel([out = KernelTensor(out), in = KernelTensor(input), w = KernelTensor(weight),
+                 b = kernel_view(bias), stride = stride.vec(), padding = padding.vec(),
+                 dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups] {
+    std::optional<at::Tensor> cpu_bias = b ? std::optional<at::Tensor>(b->cpu()) : std::nullopt;
+    out.cpu().copy_(at::convolution(in.cpu(), w.cpu(), cpu_bias, stride, padding, dilation,
+                                    transposed, output_padding, groups));
+  });
+  return out;
+}
+// LITERALINCLUDE END: CONVOLUTION_FORWARD
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
+    c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+    c10::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
+  c10::Device device = common_device("convolution_backward", {grad_output, input, weight});
+  int64_t bias_size = transposed ? weight.size(1) * groups : weight.size(0);
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) grad_input = device_like(meta_like(input), device);
+  if (output_mask[1]) grad_weight = device_like(meta_like(weight), device);
+  if (output_mask[2]) grad_bias = empty_openreg({bias_size}, grad_output.scalar_type(), device);
+  c10::DeviceGuard guard(device);
+  launch_kernel([gi = kernel_view(grad_input), gw = kernel_view(grad_weight),
+                 gb = kernel_view(grad_bias), go = KernelTensor(grad_output),
+                 in = KernelTensor(input), w = KernelTensor(weight), bias_size,
+                 stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
+                 transposed, output_padding = output_padding.vec(), groups, output_mask] {
+    auto [di, dw, db] = at::convolution_backward(go.cpu(), in.cpu(), w.cpu(),
+                                                 std::vector<int64_t>{bias_size}, stride, padding,
+                                                 dilation, transposed, output_padding, groups,
+                                                 output_mask);
+    if (gi) gi->cpu().copy_(di);
+    if (gw) gw->cpu().copy_(dw);
+    if (gb) gb->cpu().copy_(db);
+  });
+  return {grad_input, grad_weight, grad_bias};
+}
+
+// openreg has no fused attention kernels: scaled_dot_product_attention takes
+// PyTorch's math path, built from operators the device implements.
+int64_t fused_sdp_choice(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                         const std::optional<at::Tensor>&, double, bool, std::optional<double>,
+                         bool) {
+  return 0;  // sdp::SDPBackend::math
+}
+
+}  // namespace at::native::openreg

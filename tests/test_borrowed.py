@@ -1,0 +1,92 @@
+"""Borrowed kernels (PyTorch's CPU kernels on device memory) across many operators, against the
+CPU: functional, in-place and out= forms, broadcasting, errors raised at the call."""
+
+import pytest
+import torch
+
+F = torch.nn.functional
+torch.manual_seed(0)
+A, B = torch.randn(4, 6), torch.randn(4, 6)
+POS = torch.rand(4, 6) + 0.1
+IDX = torch.tensor([[0, 2], [1, 5], [3, 3], [5, 0]])
+
+FUNCTIONAL = {
+    "exp": lambda a, b: torch.exp(a), "log": lambda a, b: torch.log(a.abs() + 1),
+    "sqrt": lambda a, b: torch.sqrt(a.abs()), "sigmoid": lambda a, b: torch.sigmoid(a),
+    "pow": lambda a, b: torch.pow(a.abs(), b), "maximum": lambda a, b: torch.maximum(a, b),
+    "where": lambda a, b: torch.where(a > 0, a, b), "clamp": lambda a, b: a.clamp(-0.5, 0.5),
+    "eq": lambda a, b: a > b, "sum dim": lambda a, b: a.sum(1, keepdim=True),
+    "mean": lambda a, b: a.mean(0), "amax": lambda a, b: a.amax(1), "max dim": lambda a, b: a.max(1)[1],
+    "argmin": lambda a, b: a.argmin(), "var": lambda a, b: a.var(1), "norm": lambda a, b: a.norm(dim=1),
+    "cumsum": lambda a, b: a.cumsum(1), "sort": lambda a, b: a.sort(1)[0], "topk": lambda a, b: a.topk(2)[1],
+    "softmax": lambda a, b: a.softmax(1), "log_softmax": lambda a, b: a.log_softmax(0),
+    "addmm": lambda a, b: torch.addmm(a[:, :4], a, b.t()), "bmm": lambda a, b: torch.bmm(a.view(2, 2, 6), b.view(2, 6, 2)),
+    "gather": lambda a, b: a.gather(1, IDX.to(a.device)), "index_select": lambda a, b: a.index_select(1, IDX[:, 0].to(a.device)),
+    "index": lambda a, b: a[IDX[:, 0].to(a.device) % 4], "cat": lambda a, b: torch.cat([a, b], 1),
+    "stack": lambda a, b: torch.stack([a, b]), "tril": lambda a, b: a.tril(), "flip": lambda a, b: a.flip(0),
+    "layer_norm": lambda a, b: F.layer_norm(a, (6,)), "gelu": lambda a, b: F.gelu(a),
+    "mse_loss mean": lambda a, b: F.mse_loss(a, b), "mse_loss none": lambda a, b: F.mse_loss(a, b, reduction="none"),
+    "cross_entropy": lambda a, b: F.cross_entropy(a, IDX[:, 0].to(a.device)),
+    "avg_pool": lambda a, b: F.avg_pool2d(a.view(1, 1, 4, 6), 2), "embedding": lambda a, b: F.embedding(IDX.to(a.device), a.t()),
+    "scatter_add": lambda a, b: torch.zeros(4, 6, device=a.device).scatter_add(1, IDX.to(a.device), b[:, :2]),
+    "masked_fill": lambda a, b: a.masked_fill(a > 0, 0.0), "int64 ops": lambda a, b: (a * 10).long() // 3 % 5,
+}
+
+
+@pytest.mark.parametrize("name", FUNCTIONAL)
+def test_matches_cpu(name):
+    fn = FUNCTIONAL[name]
+    expected = fn(A, B)
+    got = fn(A.to("openreg"), B.to("openreg"))
+    assert got.device.type == "openreg"
+    torch.testing.assert_close(got.cpu(), expected)
+
+
+def test_in_place_and_out_forms():
+    a = A.to("openreg").clone()
+    a.exp_().clamp_(max=2.0).sigmoid_()
+    torch.testing.assert_close(a.cpu(), A.exp().clamp(max=2.0).sigmoid())
+    out = torch.empty(0, device="openreg")
+    torch.sin(A.to("openreg"), out=out)
+    torch.testing.assert_close(out.cpu(), A.sin())
+    values, indices = torch.empty(0, device="openreg"), torch.empty(0, dtype=torch.long, device="openreg")
+    torch.max(A.to("openreg"), 1, out=(values, indices))
+    torch.testing.assert_close(values.cpu(), A.max(1).values)
+
+
+def test_shapes_change_between_calls():
+    """The Meta cache is keyed by shapes: a new shape is planned afresh."""
+    for n in (3, 7, 3, 11):
+        x = torch.randn(n, 5)
+        torch.testing.assert_close(x.to("openreg").softmax(1).cpu(), x.softmax(1))
+
+
+def test_argument_errors_are_raised_at_the_call():
+    a = torch.randn(3, 4, device="openreg")
+    with pytest.raises(RuntimeError, match="size of tensor a .3. must match the size of tensor b .5."):
+        torch.maximum(a, torch.randn(5, 4, device="openreg"))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        a.sum(7)
+    assert torch.equal((a * 0).sum().cpu(), torch.tensor(0.0))  # the device is fine afterwards
+
+
+def test_errors_a_meta_kernel_misses_surface_at_synchronization():
+    """PyTorch's Meta kernel for _softmax does not check dim: the kernel fails on the device,
+    and, as with a GPU, the error is reported by the next synchronization."""
+    a = torch.randn(3, 4, device="openreg")
+    b = a.softmax(5)  # queued
+    with pytest.raises(RuntimeError, match="kernel failed on the device: Dimension out of range"):
+        b.cpu()
+    assert torch.equal((a * 0).sum().cpu(), torch.tensor(0.0))
+
+
+def test_launch_blocking_reports_those_errors_at_the_call():
+    from conftest import run_python
+
+    code = ("import torch\n"
+            "a = torch.randn(3, 4, device='openreg')\n"
+            "try:\n"
+            "    a.softmax(5)\n"
+            "except RuntimeError as e:\n"
+            "    print('at the call:', 'Dimension out of range' in str(e))\n")
+    assert run_python(code, env={"OPENREG_LAUNCH_BLOCKING": "1"}).stdout.strip() == "at the call: True"

@@ -1,0 +1,72 @@
+"""The CPU fallback: observable (warn once, counters, report), controllable (strict mode), and
+refused for the operator kinds it cannot serve correctly (views, factories, random numbers)."""
+
+import textwrap
+
+import pytest
+import torch
+
+from conftest import run_python
+
+# A view operator with only a CPU kernel: on openreg it reaches the fallback.
+_views = torch.library.Library("openreg_tests", "DEF")
+_views.define("alias_of(Tensor(a) x) -> Tensor(a)")
+_views.impl("alias_of", lambda x: x.view(x.shape), "CPU")
+
+
+def test_warns_once_per_operator_and_counts_every_call():
+    code = textwrap.dedent("""
+        import warnings, torch
+        x = torch.tensor([1.0, -2.0, 0.0], device="openreg")
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                torch.nonzero(x)
+            torch.logaddexp(x, x)
+        print(len([w for w in seen if "aten::nonzero" in str(w.message)]),
+              len([w for w in seen if "aten::logaddexp" in str(w.message)]))
+        print(torch.openreg.fallback_counts())
+        print(torch.openreg.fallback_report())
+    """)
+    out = run_python(code).stdout.splitlines()
+    assert out[0] == "1 1"
+    assert out[1] == "{'aten::logaddexp': 1, 'aten::nonzero': 3}"
+    assert out[2].split() == ["operator", "calls"]
+    assert ["aten::nonzero", "3"] in [line.split() for line in out[3:]]
+
+
+def test_results_are_correct_on_the_fallback():
+    x = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
+    assert torch.equal(torch.nonzero(x.to("openreg")).cpu(), torch.nonzero(x))
+    assert torch.equal(x.to("openreg")[x.to("openreg") > 0].cpu(), x[x > 0])  # data-dependent shape
+
+
+def test_strict_mode_raises_naming_the_operator():
+    code = ("import torch\n"
+            "x = torch.ones(3, device='openreg')\n"
+            "print((x + 1).sum().item())\n"  # native operators still work
+            "torch.nonzero(x)\n")
+    result = run_python(code, env={"OPENREG_STRICT_FALLBACK": "1"})
+    assert result.stdout.strip() == "6.0"
+    assert "NotImplementedError" in result.stderr
+    assert "'aten::nonzero' is not implemented for openreg and OPENREG_STRICT_FALLBACK=1" in result.stderr
+
+
+@pytest.mark.parametrize("call, reason", [
+    (lambda: torch.tril_indices(3, 3, device="openreg"), "creates tensors from nothing"),
+    (lambda: torch.ones(3, device="openreg").exponential_(), "draws random numbers"),
+    (lambda: torch.multinomial(torch.ones(3, device="openreg"), 2), "draws random numbers"),
+    (lambda: torch.ops.openreg_tests.alias_of(torch.ones(4, device="openreg")), "returns a view"),
+])
+def test_operator_kinds_that_cannot_fall_back(call, reason):
+    with pytest.raises(NotImplementedError, match=f"is not implemented for openreg, and cannot fall back to the CPU: it {reason}"):
+        call()
+
+
+def test_refusal_is_computed_from_the_schema():
+    from torch_openreg import _C
+
+    assert _C._why_no_fallback("aten::unfold", "").startswith("it returns a view")
+    assert _C._why_no_fallback("aten::randperm", "").startswith("it creates tensors")
+    assert _C._why_no_fallback("aten::poisson", "").startswith("it draws random numbers")
+    assert _C._why_no_fallback("aten::nonzero", "") == ""
