@@ -77,6 +77,9 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
 }
 // LITERALINCLUDE END: CONVOLUTION_FORWARD
 
+// LITERALINCLUDE START: CONVOLUTION_BACKWARD
+// The backward that autograd's formula for convolution calls on PrivateUse1:
+// a device kernel like any other, computing only the gradients asked for.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight,
     c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
@@ -103,6 +106,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   });
   return {grad_input, grad_weight, grad_bias};
 }
+// LITERALINCLUDE END: CONVOLUTION_BACKWARD
 
 // openreg has no fused attention kernels: scaled_dot_product_attention takes
 // PyTorch's math path, built from operators the device implements.
