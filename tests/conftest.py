@@ -64,5 +64,4 @@ def gate(stream):
         yield opened.set  # opening early is allowed, e.g. from another thread
     finally:
         opened.set()
-        stream.synchronize()
-        gate.keepalive = wait  # the callback must outlive the queued call
+        stream.synchronize()  # the queued call has returned: `wait` may now be released
