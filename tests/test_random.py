@@ -91,3 +91,11 @@ def test_results_do_not_depend_on_timing():
     normal = run_python(code).stdout
     blocking = run_python(code, env={"OPENREG_LAUNCH_BLOCKING": "1"}).stdout
     assert normal == blocking and normal
+
+
+def test_complex_dtypes_draw_each_component():
+    torch.openreg.manual_seed(0)
+    z = torch.randn(100_000, dtype=torch.complex64, device="openreg").cpu()
+    assert abs(z.real.var() - 0.5) < 0.02 and abs(z.imag.var() - 0.5) < 0.02
+    u = torch.rand(1000, dtype=torch.complex128, device="openreg").cpu()
+    assert 0 <= u.real.min() and u.real.max() < 1 and 0 <= u.imag.min() and u.imag.max() < 1

@@ -41,8 +41,10 @@ template <class F>
 void run_boxed_kernel(void* boxed) {
   try {
     (*static_cast<F*>(boxed))();
+  } catch (const c10::Error& e) {
+    orKernelFail(e.what_without_backtrace());  // reported by the next synchronize of this stream
   } catch (const std::exception& e) {
-    orKernelFail(e.what());  // reported by the next synchronize of this stream
+    orKernelFail(e.what());
   }
 }
 

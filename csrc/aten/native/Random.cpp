@@ -4,6 +4,7 @@
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <cmath>
@@ -102,6 +103,11 @@ void check_floating(const at::Tensor& self, const char* op) {
 }  // namespace
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  if (self.is_complex()) {  // each component uniform, as PyTorch does
+    at::Tensor parts = at::view_as_real(self);
+    uniform_(parts, from, to, gen);
+    return self;
+  }
   check_floating(self, "uniform_");
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
@@ -120,6 +126,11 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
 
 // LITERALINCLUDE START: RANDOM_NORMAL
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  if (self.is_complex()) {  // each component N(mean, std^2 / 2), as PyTorch does
+    at::Tensor parts = at::view_as_real(self);
+    normal_(parts, mean, std / std::sqrt(2.0), gen);
+    return self;
+  }
   check_floating(self, "normal_");
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   Draw draw = reserve(self, gen);
