@@ -1,6 +1,8 @@
 // OpenRegDeviceAllocator.cpp: segments, block splitting and merging, stream-ordered reuse, stats.
 #include "OpenRegDeviceAllocator.h"
 
+#include <c10/core/DeviceGuard.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -207,14 +209,13 @@ void merge_recent(DeviceState& d);
 // Returns every entirely free segment to the driver. Caller holds d.mu.
 void release_cached(DeviceState& d) {
   merge_recent(d);
-  DeviceIndex previous = exchange_device(d.device);
+  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, d.device));
   for (Pool* pool : {&d.small, &d.large}) {
     for (auto it = pool->free_blocks.begin(); it != pool->free_blocks.end();) {
       Block* b = *it++;
       if (!b->is_split()) release_segment(d, b);
     }
   }
-  set_device(previous);
 }
 
 // LITERALINCLUDE START: ALLOCATOR_FREE_AND_MERGE
@@ -240,9 +241,8 @@ void merge_into_pool(DeviceState& d, Block* b) {
   }
   insert_free(d, b);
   if (caching_disabled() && !b->is_split()) {
-    DeviceIndex previous = exchange_device(d.device);
+    c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, d.device));
     release_segment(d, b);
-    set_device(previous);
   }
 }
 
@@ -308,14 +308,13 @@ void delete_block(void* ctx) {
     return;
   }
   // Used on other streams: free once the work they have queued so far is done.
-  DeviceIndex previous = exchange_device(b->device);
+  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, b->device));
   for (const Stream& s : b->used_on) {
     orEvent_t e;
     OPENREG_CHECK(orEventCreateWithFlags(&e, orEventDisableTiming));
     OPENREG_CHECK(orEventRecord(e, OpenRegStream(s).stream()));
     b->pending.push_back(e);
   }
-  set_device(previous);
   b->used_on.clear();
   d.waiting.push_back(b);
 }
@@ -489,11 +488,9 @@ void OpenRegDeviceAllocator::resetPeakStats(DeviceIndex device) {
 
 std::pair<size_t, size_t> OpenRegDeviceAllocator::getMemoryInfo(DeviceIndex device) {
   check_device_index(device);
-  DeviceIndex previous = exchange_device(device);
+  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device));
   size_t free_bytes = 0, total = 0;
-  orError_t err = orMemGetInfo(&free_bytes, &total);
-  set_device(previous);
-  OPENREG_CHECK(err);
+  OPENREG_CHECK(orMemGetInfo(&free_bytes, &total));
   return {free_bytes, total};
 }
 
@@ -575,14 +572,13 @@ void OpenRegDeviceAllocator::releasePool(DeviceIndex device, MempoolId_t pool) {
   std::lock_guard<std::mutex> lock(d.mu);
   merge_recent(d);
   StreamId key = pool_key(pool);
-  DeviceIndex previous = exchange_device(d.device);
+  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, d.device));
   for (Pool* p : {&d.small, &d.large}) {
     for (auto it = p->free_blocks.begin(); it != p->free_blocks.end();) {
       Block* b = *it++;
       if (b->stream == key && !b->is_split()) release_segment(d, b);
     }
   }
-  set_device(previous);
 }
 
 // LITERALINCLUDE START: ALLOCATOR_REGISTER

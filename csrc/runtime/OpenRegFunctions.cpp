@@ -1,6 +1,8 @@
 // OpenRegFunctions.cpp: device selection over the driver's orGetDevice/orSetDevice.
 #include "OpenRegFunctions.h"
 
+#include <c10/core/DeviceGuard.h>
+
 #include "OpenRegException.h"
 
 namespace c10::openreg {
@@ -42,10 +44,8 @@ DeviceIndex exchange_device(DeviceIndex device) {
 DeviceIndex maybe_exchange_device(DeviceIndex device) { return exchange_device(device); }
 
 void synchronize_device(DeviceIndex device) {
-  DeviceIndex previous = exchange_device(device);
-  orError_t err = orDeviceSynchronize();
-  set_device(previous);
-  OPENREG_CHECK(err);
+  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device));
+  OPENREG_CHECK(orDeviceSynchronize());
 }
 
 DeviceProperties get_device_properties(DeviceIndex device) {

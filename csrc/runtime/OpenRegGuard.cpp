@@ -1,6 +1,8 @@
 // OpenRegGuard.cpp: the guard's methods, each a thin call into the driver.
 #include "OpenRegGuard.h"
 
+#include <c10/core/DeviceGuard.h>
+
 #include "OpenRegDeviceAllocator.h"
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
@@ -8,17 +10,6 @@
 
 namespace c10::openreg {
 
-namespace {
-// Runs `body` with `device` current, restoring the previous device after.
-template <class F>
-auto on_device(DeviceIndex device, F body) {
-  struct Restore {
-    DeviceIndex previous;
-    ~Restore() { orSetDevice(previous); }
-  } restore{exchange_device(device)};
-  return body();
-}
-}  // namespace
 
 // LITERALINCLUDE START: GUARD_DEVICE_METHODS
 Device OpenRegGuardImpl::exchangeDevice(Device device) const {
@@ -109,22 +100,20 @@ void OpenRegGuardImpl::record(void** event, const Stream& stream, const DeviceIn
               "event device index ", int(device_index), " does not match the stream's device ",
               int(stream.device_index()));
   OpenRegStream or_stream(stream);
-  on_device(stream.device_index(), [&] {
-    // Events are created lazily, on first record, with the flag's timing mode.
-    if (*event == nullptr) {
-      unsigned flags = flag == EventFlag::BACKEND_DEFAULT ? orEventDefault : orEventDisableTiming;
-      OPENREG_CHECK(orEventCreateWithFlags(reinterpret_cast<orEvent_t*>(event), flags));
-    }
-    OPENREG_CHECK(orEventRecord(static_cast<orEvent_t>(*event), or_stream.stream()));
-  });
+  c10::DeviceGuard guard(stream.device());
+  // Events are created lazily, on first record, with the flag's timing mode.
+  if (*event == nullptr) {
+    unsigned flags = flag == EventFlag::BACKEND_DEFAULT ? orEventDefault : orEventDisableTiming;
+    OPENREG_CHECK(orEventCreateWithFlags(reinterpret_cast<orEvent_t*>(event), flags));
+  }
+  OPENREG_CHECK(orEventRecord(static_cast<orEvent_t>(*event), or_stream.stream()));
 }
 
 void OpenRegGuardImpl::block(void* event, const Stream& stream) const {
   if (event == nullptr) return;  // never recorded: nothing to wait for
   OpenRegStream or_stream(stream);
-  on_device(stream.device_index(), [&] {
-    OPENREG_CHECK(orStreamWaitEvent(or_stream.stream(), static_cast<orEvent_t>(event)));
-  });
+  c10::DeviceGuard guard(stream.device());
+  OPENREG_CHECK(orStreamWaitEvent(or_stream.stream(), static_cast<orEvent_t>(event)));
 }
 
 bool OpenRegGuardImpl::queryEvent(void* event) const {

@@ -1,6 +1,7 @@
 // OpenRegHooks.cpp: the hooks' answers, and their registration at library load.
 #include "OpenRegHooks.h"
 
+#include <c10/core/DeviceGuard.h>
 #include <c10/core/StorageImpl.h>
 
 #include "OpenRegDeviceAllocator.h"
@@ -69,17 +70,14 @@ void resize_storage_bytes(const c10::Storage& storage, size_t new_bytes) {
   if (new_bytes == old_bytes) return;
   DeviceIndex device = impl->device().type() == DeviceType::PrivateUse1 ? impl->device().index()
                                                                         : current_device();
-  DeviceIndex previous = exchange_device(device);
+  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device));
   DataPtr fresh = impl->allocator()->allocate(new_bytes);
   size_t keep = std::min(old_bytes, new_bytes);
-  orError_t err = orSuccess;
   if (keep > 0 && impl->data() != nullptr) {
     // Ordered on the current stream like any kernel, so no host round trip.
-    err = orMemcpyAsync(fresh.get(), impl->data(), keep, orMemcpyDeviceToDevice,
-                        getCurrentOpenRegStream(device).stream());
+    OPENREG_CHECK(orMemcpyAsync(fresh.get(), impl->data(), keep, orMemcpyDeviceToDevice,
+                                getCurrentOpenRegStream(device).stream()));
   }
-  set_device(previous);
-  OPENREG_CHECK(err);
   impl->set_data_ptr_noswap(std::move(fresh));
   impl->set_nbytes(new_bytes);
 }

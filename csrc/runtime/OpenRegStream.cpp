@@ -2,6 +2,8 @@
 #include "OpenRegStream.h"
 
 #include <algorithm>
+#include <c10/core/DeviceGuard.h>
+
 #include <array>
 #include <atomic>
 #include <mutex>
@@ -52,10 +54,8 @@ orStream_t pooled_stream(DeviceIndex device, StreamId id) {
   std::lock_guard<std::mutex> lock(p.mu);
   orStream_t& s = p.streams[level][index];
   if (s == nullptr) {
-    DeviceIndex previous = exchange_device(device);
-    orError_t err = orStreamCreateWithPriority(&s, level == 0 ? 0 : -1);
-    set_device(previous);
-    OPENREG_CHECK(err);
+    c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device));
+    OPENREG_CHECK(orStreamCreateWithPriority(&s, level == 0 ? 0 : -1));
   }
   return s;
 }
@@ -94,19 +94,16 @@ int OpenRegStream::priority() const {
 }
 
 bool OpenRegStream::query() const {
-  DeviceIndex previous = exchange_device(device_index());
+  c10::DeviceGuard guard(device());
   orError_t err = orStreamQuery(stream());
-  set_device(previous);
   if (err == orErrorNotReady) return false;
   OPENREG_CHECK(err);
   return true;
 }
 
 void OpenRegStream::synchronize() const {
-  DeviceIndex previous = exchange_device(device_index());
-  orError_t err = orStreamSynchronize(stream());
-  set_device(previous);
-  OPENREG_CHECK(err);
+  c10::DeviceGuard guard(device());
+  OPENREG_CHECK(orStreamSynchronize(stream()));
 }
 
 OpenRegStream getCurrentOpenRegStream(DeviceIndex device) {

@@ -8,6 +8,7 @@ import torch
 from torch_openreg import _C
 
 from . import memory
+from ._utils import _get_device_index
 from .fallback import fallback_counts, fallback_report, reset_fallback_counts
 from .memory import (
     empty_cache,
@@ -198,23 +199,6 @@ def get_device_properties(device: _DeviceLike = None) -> dict:
 def get_device_name(device: _DeviceLike = None) -> str:
     """The marketing name of ``device``."""
     return get_device_properties(device)["name"]
-
-
-def _get_device_index(device: _DeviceLike, optional: bool = False) -> int:
-    """Turns a device, string or int into an index; None means the current device."""
-    if isinstance(device, str):
-        device = torch.device(device)
-    if isinstance(device, torch.device):
-        if device.type != "openreg":
-            raise ValueError(f"expected an openreg device, got {device}")
-        device = device.index
-    if device is None:
-        if not optional:
-            raise ValueError("expected an openreg device index, got None")
-        return current_device()
-    if not isinstance(device, int):
-        raise TypeError(f"cannot interpret {device!r} as an openreg device")
-    return device
 
 
 class _DefaultGenerators:

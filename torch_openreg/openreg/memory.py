@@ -6,49 +6,46 @@ from typing import Any, Union
 import torch
 from torch_openreg import _C
 
+from ._utils import _get_device_index
+
 _DeviceLike = Union[torch.device, str, int, None]
 
-
-def _index(device: _DeviceLike) -> int:
-    from . import _get_device_index
-
-    return _get_device_index(device, optional=True)
 
 
 # LITERALINCLUDE START: MEMORY_PYTHON_STATS
 def memory_stats(device: _DeviceLike = None) -> "OrderedDict[str, Any]":
     """The caching allocator's statistics, with the keys torch.cuda.memory_stats uses."""
-    return torch.accelerator.memory_stats(_index(device))
+    return torch.accelerator.memory_stats(_get_device_index(device, optional=True))
 
 
 def memory_allocated(device: _DeviceLike = None) -> int:
     """Bytes occupied by tensors on ``device``."""
-    return torch.accelerator.memory_allocated(_index(device))
+    return torch.accelerator.memory_allocated(_get_device_index(device, optional=True))
 
 
 def max_memory_allocated(device: _DeviceLike = None) -> int:
     """The peak of memory_allocated since start or reset_peak_memory_stats."""
-    return torch.accelerator.max_memory_allocated(_index(device))
+    return torch.accelerator.max_memory_allocated(_get_device_index(device, optional=True))
 
 
 def memory_reserved(device: _DeviceLike = None) -> int:
     """Bytes the allocator holds from the driver (allocated plus cached)."""
-    return torch.accelerator.memory_reserved(_index(device))
+    return torch.accelerator.memory_reserved(_get_device_index(device, optional=True))
 
 
 def max_memory_reserved(device: _DeviceLike = None) -> int:
     """The peak of memory_reserved since start or reset_peak_memory_stats."""
-    return torch.accelerator.max_memory_reserved(_index(device))
+    return torch.accelerator.max_memory_reserved(_get_device_index(device, optional=True))
 
 
 def reset_peak_memory_stats(device: _DeviceLike = None) -> None:
     """Starts the peaks again from the current values."""
-    torch.accelerator.reset_peak_memory_stats(_index(device))
+    torch.accelerator.reset_peak_memory_stats(_get_device_index(device, optional=True))
 
 
 def reset_accumulated_memory_stats(device: _DeviceLike = None) -> None:
     """Zeroes the running totals (allocated, freed, retries, OOMs)."""
-    torch.accelerator.reset_accumulated_memory_stats(_index(device))
+    torch.accelerator.reset_accumulated_memory_stats(_get_device_index(device, optional=True))
 
 
 def empty_cache() -> None:
@@ -59,17 +56,17 @@ def empty_cache() -> None:
 
 def mem_get_info(device: _DeviceLike = None) -> tuple[int, int]:
     """(free, total) bytes of ``device`` as the driver sees them."""
-    return torch.accelerator.get_memory_info(_index(device))
+    return torch.accelerator.get_memory_info(_get_device_index(device, optional=True))
 
 
 def set_per_process_memory_fraction(fraction: float, device: _DeviceLike = None) -> None:
     """Caps what this process may reserve on ``device`` at ``fraction`` of its memory."""
-    _C._set_memory_fraction(float(fraction), _index(device))
+    _C._set_memory_fraction(float(fraction), _get_device_index(device, optional=True))
 
 
 def get_per_process_memory_fraction(device: _DeviceLike = None) -> float:
     """The fraction set by set_per_process_memory_fraction (1.0 by default)."""
-    return _C._get_memory_fraction(_index(device))
+    return _C._get_memory_fraction(_get_device_index(device, optional=True))
 
 
 def _record_memory_history(enabled: bool | str | None = "all", max_entries: int = 100000) -> None:
@@ -111,7 +108,7 @@ def empty_host_cache() -> None:
 
 def memory_summary(device: _DeviceLike = None, abbreviated: bool = False) -> str:
     """A table of the allocator's statistics, current / peak / allocated / freed."""
-    index = _index(device)
+    index = _get_device_index(device, optional=True)
     stats = memory_stats(index)
     rows = [("Allocated memory", "allocated_bytes", True), ("Active memory", "active_bytes", True),
             ("Requested memory", "requested_bytes", True), ("Reserved memory", "reserved_bytes", True),

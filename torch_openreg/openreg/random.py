@@ -4,11 +4,13 @@ from typing import Iterable, Union
 
 import torch
 
+from ._utils import _get_device_index
+
 _DeviceLike = Union[torch.device, str, int, None]
 
 
 def _generator(device: _DeviceLike = None) -> torch.Generator:
-    from . import _get_device_index, default_generators
+    from . import default_generators
 
     return default_generators[_get_device_index(device, optional=True)]
 

@@ -5,14 +5,11 @@ from typing import Any, Union
 import torch
 from torch_openreg import _C
 
+from ._utils import _get_device_index
+
 _DeviceLike = Union[torch.device, str, int, None]
 _PRIVATEUSE1 = 20  # c10::DeviceType::PrivateUse1: what torch.Stream(device_type=...) takes
 
-
-def _index(device: _DeviceLike) -> int:
-    from . import _get_device_index
-
-    return _get_device_index(device, optional=True)
 
 
 # LITERALINCLUDE START: STREAMS_PYTHON_CLASSES
@@ -22,8 +19,8 @@ class Stream(torch.Stream):
     def __new__(cls, device: _DeviceLike = None, priority: int = 0, **kwargs: Any) -> "Stream":
         if "stream_id" in kwargs:  # re-wrapping an existing stream
             return super().__new__(cls, **kwargs)
-        return super().__new__(cls, device=torch.device("openreg", _index(device)),
-                               priority=priority)
+        index = _get_device_index(device, optional=True)
+        return super().__new__(cls, device=torch.device("openreg", index), priority=priority)
 
     @property
     def priority(self) -> int:
@@ -35,7 +32,8 @@ class ExternalStream(Stream):
     """Wraps a driver stream that another library created (an ``orStream_t`` as an int)."""
 
     def __new__(cls, stream_ptr: int, device: _DeviceLike = None) -> "ExternalStream":
-        stream_id, index = _C._stream_from_external(stream_ptr, _index(device))
+        index = _get_device_index(device, optional=True)
+        stream_id, index = _C._stream_from_external(stream_ptr, index)
         return super().__new__(cls, stream_id=stream_id, device_index=index,
                                device_type=_PRIVATEUSE1)
 
@@ -62,12 +60,13 @@ def _wrap(stream: torch.Stream) -> Stream:
 
 def current_stream(device: _DeviceLike = None) -> Stream:
     """The stream work on ``device`` is queued on by this thread."""
-    return _wrap(torch.accelerator.current_stream(_index(device)))
+    return _wrap(torch.accelerator.current_stream(_get_device_index(device, optional=True)))
 
 
 def default_stream(device: _DeviceLike = None) -> Stream:
     """The device's default stream (id 0)."""
-    return Stream(stream_id=0, device_index=_index(device), device_type=_PRIVATEUSE1)
+    index = _get_device_index(device, optional=True)
+    return Stream(stream_id=0, device_index=index, device_type=_PRIVATEUSE1)
 
 
 def set_stream(stream: torch.Stream) -> None:

@@ -172,11 +172,11 @@ bool encode(const c10::IValue& v, std::vector<int64_t>& w) {
   return true;
 }
 
-// What the host learned about one call: the results' metadata, and whether
-// the operator's .out overload can write into results of those shapes.
+// What the host learned about one call: the results' metadata, and the
+// operator's .out overload if it can write into results of those shapes.
 struct Plan {
   std::vector<c10::IValue> results;
-  bool out_fits = false;
+  std::optional<c10::OperatorHandle> out;
 };
 
 std::mutex meta_cache_mu;
@@ -186,28 +186,28 @@ std::unordered_map<MetaKey, Plan, MetaKeyHash>& meta_cache() {
 }
 constexpr size_t kMetaCacheLimit = 8192;
 
-std::optional<c10::Device> device_of_stack(const torch::jit::Stack& stack, size_t first) {
-  for (size_t i = first; i < stack.size(); ++i) {
-    const c10::IValue& v = stack[i];
-    if (v.isTensor() && v.toTensor().defined() && v.toTensor().is_privateuseone()) return v.toTensor().device();
-    if (v.isTensorList()) {
-      for (const at::Tensor& t : v.toTensorVector()) {
-        if (t.is_privateuseone()) return t.device();
-      }
-    }
+// A set of operators, found out once each at run time. Keyed by the address of
+// the operator's schema, which the dispatcher keeps for the process's life.
+class OperatorSet {
+ public:
+  bool contains(const c10::OperatorHandle& op) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ops_.count(&op.schema()) != 0;
   }
-  return std::nullopt;
-}
+  void insert(const c10::OperatorHandle& op) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ops_.insert(&op.schema());
+  }
 
-// Operators whose Meta kernel is missing or cannot tell the output shape
-// (data-dependent outputs) go to the fallback; each is found out once.
-std::mutex no_meta_mu;
-std::unordered_set<std::string>& no_meta() {
-  static auto* ops = new std::unordered_set<std::string>();
+ private:
+  std::mutex mu_;
+  std::unordered_set<const c10::FunctionSchema*> ops_;
+};
+
+// Operators without a Meta kernel: they go to the fallback.
+OperatorSet& no_meta() {
+  static auto* ops = new OperatorSet();
   return *ops;
-}
-std::string key_of(const c10::OperatorHandle& op) {
-  return op.schema().name() + "." + op.schema().overload_name();
 }
 
 // The .out overload a functional operator writes into, if it has one whose
@@ -231,9 +231,8 @@ std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema
 
 // Operators whose .out overload turned out, when run, to need outputs of other
 // shapes than the functional results.
-std::mutex out_unusable_mu;
-std::unordered_set<std::string>& out_unusable() {
-  static auto* ops = new std::unordered_set<std::string>();
+OperatorSet& out_unusable() {
+  static auto* ops = new OperatorSet();
   return *ops;
 }
 
@@ -302,8 +301,7 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
   const size_t n = schema.arguments().size();
   const size_t first = stack->size() - n;
   if (borrowing_disabled()) return cpu_fallback(op, stack);
-  check_same_device(op, *stack);
-  std::optional<c10::Device> device = device_of_stack(*stack, first);
+  std::optional<c10::Device> device = check_same_device(op, *stack);
   TORCH_CHECK(device.has_value(), schema.name(), ": expected an openreg tensor argument");
   c10::DeviceGuard guard(*device);
 
@@ -324,23 +322,19 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
       cached = true;
     }
   }
-  if (!cached) {
-    std::lock_guard<std::mutex> lock(no_meta_mu);
-    if (no_meta().count(key_of(op))) return cpu_fallback(op, stack);
-  }
+  if (!cached && no_meta().contains(op)) return cpu_fallback(op, stack);
   if (!cached) try {
     torch::jit::Stack args(stack->begin() + first, stack->end());
     for (const auto& a : args) plan.results.push_back(to_meta(a));
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &plan.results);
-    if (auto out = out_variant(schema)) plan.out_fits = out_fits(*out, args, plan.results);
+    if (auto out = out_variant(schema); out && out_fits(*out, args, plan.results)) plan.out = out;
     if (cacheable) {
       std::lock_guard<std::mutex> lock(meta_cache_mu);
       if (meta_cache().size() >= kMetaCacheLimit) meta_cache().clear();
       meta_cache().emplace(std::move(key), plan);
     }
   } catch (const c10::NotImplementedError&) {
-    std::lock_guard<std::mutex> lock(no_meta_mu);
-    no_meta().insert(key_of(op));
+    no_meta().insert(op);
   } catch (const c10::Error&) {
     throw;  // the operator's own argument check: the user sees its message
   } catch (const std::exception&) {
@@ -349,10 +343,7 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
     // it on the CPU, which computes it or raises the operator's own error.
     return cpu_fallback(op, stack);
   }
-  if (!cached) {
-    std::lock_guard<std::mutex> lock(no_meta_mu);
-    if (no_meta().count(key_of(op))) return cpu_fallback(op, stack);
-  }
+  if (!cached && no_meta().contains(op)) return cpu_fallback(op, stack);
 
   // 2. Results: in-place and out= results are their arguments (resized as
   //    the Meta kernel resized them); new results are allocated on the device.
@@ -395,10 +386,7 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
     return !r.isTensor() || r.toTensor().defined();
   });
   std::optional<c10::OperatorHandle> out;
-  if (!all_written_in_place && plan.out_fits && all_defined) {
-    std::lock_guard<std::mutex> lock(out_unusable_mu);
-    if (!out_unusable().count(key_of(op))) out = out_variant(schema);
-  }
+  if (!all_written_in_place && plan.out && all_defined && !out_unusable().contains(op)) out = plan.out;
   c10::openreg::launch_kernel([op, out, args = std::move(args), results = std::move(results_seen),
                                in_place = all_written_in_place] {
     torch::jit::Stack cpu;
@@ -419,8 +407,7 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
         // It wanted to resize an output (mse_loss.out with a reduction does).
         // Outputs are resized before anything is written: nothing changed.
         if (std::string(e.what()).find("not resizable") == std::string::npos) throw;
-        std::lock_guard<std::mutex> lock(out_unusable_mu);
-        out_unusable().insert(key_of(op));
+        out_unusable().insert(op);
         fits = false;
       }
       if (fits) {

@@ -2,7 +2,7 @@
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/empty_strided.h>
+#include <ATen/ops/empty_like.h>
 #include <c10/core/DeviceGuard.h>
 
 #include "Minimal.h"
@@ -14,14 +14,6 @@ namespace at::native::openreg {
 namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
-
-at::Tensor meta_like(const at::Tensor& t) {
-  return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
-}
-
-at::Tensor device_like(const at::Tensor& meta, c10::Device device) {
-  return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
-}
 
 // The output of a convolution: batch, output channels, then each spatial size.
 std::vector<int64_t> output_shape(const at::Tensor& input, const at::Tensor& weight,
@@ -87,8 +79,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   c10::Device device = common_device("convolution_backward", {grad_output, input, weight});
   int64_t bias_size = transposed ? weight.size(1) * groups : weight.size(0);
   at::Tensor grad_input, grad_weight, grad_bias;
-  if (output_mask[0]) grad_input = device_like(meta_like(input), device);
-  if (output_mask[1]) grad_weight = device_like(meta_like(weight), device);
+  if (output_mask[0]) grad_input = at::empty_like(input);  // same layout as the input
+  if (output_mask[1]) grad_weight = at::empty_like(weight);
   if (output_mask[2]) grad_bias = empty_openreg({bias_size}, grad_output.scalar_type(), device);
   c10::DeviceGuard guard(device);
   launch_kernel([gi = kernel_view(grad_input), gw = kernel_view(grad_weight),

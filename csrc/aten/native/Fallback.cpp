@@ -3,6 +3,8 @@
 
 #include <ATen/native/CPUFallback.h>
 
+#include "Operand.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -10,34 +12,23 @@
 
 namespace at::native::openreg {
 
-// A CPU tensor may join device tensors only as a 0-dim value, as on CUDA.
-void check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,
+                                             const torch::jit::Stack& stack) {
   const auto& schema = op.schema();
-  size_t first = stack.size() - schema.arguments().size();
-  std::optional<c10::Device> device;
-  auto visit = [&](const at::Tensor& t) {
-    if (!t.defined() || (t.is_cpu() && t.dim() == 0)) return;
-    if (!device.has_value()) {
-      device = t.device();
-    } else if (t.device() != *device) {
-      c10::Device openreg_side = device->is_cpu() ? t.device() : *device;
-      c10::Device other_side = device->is_cpu() ? *device : t.device();
-      TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two "
-                  "devices, ", openreg_side, " and ", other_side, "! (in ", schema.name(), ")");
-    }
-  };
-  for (size_t i = first; i < stack.size(); ++i) {
+  SameDevice devices;
+  for (size_t i = stack.size() - schema.arguments().size(); i < stack.size(); ++i) {
     const c10::IValue& v = stack[i];
     if (v.isTensor()) {
-      visit(v.toTensor());
+      devices.add(v.toTensor());
     } else if (v.isTensorList()) {
-      for (const at::Tensor& t : v.toTensorVector()) visit(t);
+      for (const at::Tensor& t : v.toTensorVector()) devices.add(t);
     } else if (v.isOptionalTensorList()) {
       for (const std::optional<at::Tensor> t : v.toOptionalTensorList()) {
-        if (t.has_value()) visit(*t);
+        if (t.has_value()) devices.add(*t);
       }
     }
   }
+  return devices.check(schema.name());
 }
 
 namespace {

@@ -12,21 +12,27 @@ Operand::Operand(const at::Tensor& t) {
   }
 }
 
-c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tensors) {
-  std::optional<c10::Device> device;
-  std::optional<c10::Device> other;
-  for (const at::Tensor& t : tensors) {
-    if (!t.defined() || (t.is_cpu() && t.dim() == 0)) continue;
-    if (t.is_privateuseone()) {
-      if (!device) device = t.device();
-      else if (t.device() != *device) other = t.device();
-    } else {
-      other = t.device();
-    }
+void SameDevice::add(const at::Tensor& t) {
+  if (!t.defined() || (t.is_cpu() && t.dim() == 0)) return;
+  if (t.is_privateuseone() && !openreg_.has_value()) {
+    openreg_ = t.device();
+  } else if (t.device() != openreg_ && !other_.has_value()) {
+    other_ = t.device();
   }
+}
+
+std::optional<c10::Device> SameDevice::check(const std::string& op) const {
+  TORCH_CHECK(!(openreg_.has_value() && other_.has_value()), "Expected all tensors to be on the "
+              "same device, but found at least two devices, ", *openreg_, " and ", *other_,
+              "! (in ", op, ")");
+  return openreg_;
+}
+
+c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tensors) {
+  SameDevice devices;
+  for (const at::Tensor& t : tensors) devices.add(t);
+  std::optional<c10::Device> device = devices.check(op);
   TORCH_CHECK(device.has_value(), op, ": expected at least one openreg tensor");
-  TORCH_CHECK(!other.has_value(), "Expected all tensors to be on the same device, but found at "
-              "least two devices, ", *device, " and ", *other, "! (in ", op, ")");
   return *device;
 }
 

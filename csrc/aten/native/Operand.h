@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <optional>
+#include <string>
 
 #include "../../runtime/OpenRegLaunch.h"
 
@@ -21,8 +22,21 @@ class Operand {
   at::Tensor host_;
 };
 
-// The openreg device all tensors share; 0-dim CPU tensors may join. Raises
-// PyTorch's usual "Expected all tensors to be on the same device" otherwise.
+// Collects an operator's tensors and checks PyTorch's rule: one device, which
+// 0-dim CPU tensors (Python numbers) may join, as on CUDA.
+class SameDevice {
+ public:
+  void add(const at::Tensor& t);
+  // Raises "Expected all tensors to be on the same device" if two devices
+  // met; returns the openreg device, if any tensor was on one.
+  std::optional<c10::Device> check(const std::string& op) const;
+
+ private:
+  std::optional<c10::Device> openreg_;
+  std::optional<c10::Device> other_;
+};
+
+// The openreg device all tensors share (there must be one); see SameDevice.
 c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tensors);
 
 // The dtype checks an out= or in-place result gets on CPU, done before launch.
