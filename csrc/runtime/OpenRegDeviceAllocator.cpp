@@ -134,10 +134,7 @@ struct DeviceState {
 };
 
 bool caching_disabled() {
-  static const bool disabled = [] {
-    const char* v = std::getenv("OPENREG_NO_MEMORY_CACHING");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
+  static const bool disabled = c10::openreg::env_flag("OPENREG_NO_MEMORY_CACHING");
   return disabled;
 }
 

@@ -1,6 +1,9 @@
 // OpenRegFunctions.cpp: device selection over the driver's orGetDevice/orSetDevice.
 #include "OpenRegFunctions.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include <c10/core/DeviceGuard.h>
 
 #include "OpenRegException.h"
@@ -54,6 +57,11 @@ DeviceProperties get_device_properties(DeviceIndex device) {
   OPENREG_CHECK(orGetDeviceProperties(&prop, device));
   return {prop.name, prop.totalGlobalMem, prop.major, prop.minor, prop.multiProcessorCount,
           prop.pciBusID};
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
 
 }  // namespace c10::openreg

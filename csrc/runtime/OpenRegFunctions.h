@@ -28,4 +28,8 @@ struct DeviceProperties {
 };
 DeviceProperties get_device_properties(DeviceIndex device);
 
+// The one reader of the backend's OPENREG_* switches: true when the variable is
+// set to anything but "" or "0" ("1", "true", "yes" all switch it on).
+bool env_flag(const char* name);
+
 }  // namespace c10::openreg

@@ -130,11 +130,7 @@ void OpenRegGuardImpl::synchronizeEvent(void* event) const {
 }
 
 double OpenRegGuardImpl::elapsedTime(void* start, void* end, const DeviceIndex device_index) const {
-  TORCH_CHECK(start != nullptr && end != nullptr,
-              "both events must be recorded before asking for the elapsed time");
-  float ms = 0;
-  OPENREG_CHECK(orEventElapsedTime(&ms, static_cast<orEvent_t>(start), static_cast<orEvent_t>(end)));
-  return ms;
+  return event_elapsed_time(start, end);
 }
 
 void OpenRegGuardImpl::destroyEvent(void* event, const DeviceIndex device_index) const noexcept {

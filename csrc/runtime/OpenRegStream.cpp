@@ -154,4 +154,12 @@ OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device) {
                               OpenRegStream::kFirstExternalId + static_cast<StreamId>(index)));
 }
 
+double event_elapsed_time(void* start, void* end) {
+  TORCH_CHECK(start != nullptr && end != nullptr,
+              "both events must be recorded before asking for the elapsed time");
+  float ms = 0;
+  OPENREG_CHECK(orEventElapsedTime(&ms, static_cast<orEvent_t>(start), static_cast<orEvent_t>(end)));
+  return ms;
+}
+
 }  // namespace c10::openreg

@@ -40,4 +40,8 @@ void setCurrentOpenRegStream(OpenRegStream stream);
 // Wraps a driver stream created by other code (a library using the same driver).
 OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device);
 
+// Milliseconds between two recorded driver events (used by the guard and by
+// torch.openreg.Event, which the bindings hand raw event handles).
+double event_elapsed_time(void* start, void* end);
+
 }  // namespace c10::openreg

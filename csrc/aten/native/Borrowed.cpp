@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../../runtime/OpenRegFunctions.h"
 #include "../../runtime/OpenRegLaunch.h"
 #include "Fallback.h"
 #include "Minimal.h"
@@ -283,10 +284,7 @@ bool out_fits(const c10::OperatorHandle& out, const torch::jit::Stack& args,
 // OPENREG_NO_BORROWED=1 sends every borrowed operator to the CPU fallback:
 // a switch for bisecting a suspected kernel, and for measuring the fallback.
 bool borrowing_disabled() {
-  static const bool disabled = [] {
-    const char* v = std::getenv("OPENREG_NO_BORROWED");
-    return v != nullptr && std::string(v) == "1";
-  }();
+  static const bool disabled = c10::openreg::env_flag("OPENREG_NO_BORROWED");
   return disabled;
 }
 

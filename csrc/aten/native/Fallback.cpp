@@ -3,6 +3,7 @@
 
 #include <ATen/native/CPUFallback.h>
 
+#include "../../runtime/OpenRegFunctions.h"
 #include "Operand.h"
 
 #include <cstdlib>
@@ -33,10 +34,7 @@ std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,
 
 namespace {
 bool strict_mode() {
-  static const bool strict = [] {
-    const char* v = std::getenv("OPENREG_STRICT_FALLBACK");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
+  static const bool strict = c10::openreg::env_flag("OPENREG_STRICT_FALLBACK");
   return strict;
 }
 

@@ -1,5 +1,5 @@
-// Extra.cpp: a stub kernel, custom operators with autograd, an autograd override, a composite override.
-#include "Extra.h"
+// RegistrationPaths.cpp: a stub kernel, custom operators with autograd, an autograd override, a composite override.
+#include "RegistrationPaths.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/abs.h>

@@ -1,4 +1,4 @@
-// Runtime.h: operators that talk to the runtime rather than compute (streams and memory).
+// RecordStream.h: Tensor.record_stream, an operator that talks to the runtime rather than computes.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,7 +1,7 @@
-// OpenRegRuntime.cpp: registers the operators that belong to the runtime.
+// OpenRegRecordStream.cpp: registers Tensor.record_stream, the operator that talks to the allocator.
 #include <torch/library.h>
 
-#include "native/Runtime.h"
+#include "native/RecordStream.h"
 
 namespace at::native::openreg {
 

@@ -1,10 +1,10 @@
-// OpenRegExtra.cpp: the other registration paths: stubs, custom operators, autograd, overrides.
+// OpenRegRegistrationPaths.cpp: the other registration paths: stubs, custom operators, autograd, overrides.
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/UnaryOps.h>
 #include <ATen/ops/abs_native.h>
 #include <torch/library.h>
 
-#include "native/Extra.h"
+#include "native/RegistrationPaths.h"
 #include "native/Fallback.h"
 
 namespace at::native {

@@ -1,4 +1,4 @@
-// Extra.h: kernels for the other registration paths (stubs, custom operators, autograd).
+// RegistrationPaths.h: kernels for the other registration paths (stubs, custom operators, autograd).
 #pragma once
 
 #include <ATen/core/Tensor.h>

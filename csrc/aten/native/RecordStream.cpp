@@ -1,5 +1,5 @@
-// Runtime.cpp: Tensor.record_stream, which tells the allocator about cross-stream use.
-#include "Runtime.h"
+// RecordStream.cpp: Tensor.record_stream, which tells the allocator about cross-stream use.
+#include "RecordStream.h"
 
 #include "../../runtime/OpenRegDeviceAllocator.h"
 

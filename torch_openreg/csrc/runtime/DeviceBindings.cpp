@@ -1,0 +1,51 @@
+// DeviceBindings.cpp: torch.openreg's device functions: count, selection, properties, generators.
+#include "../Bindings.h"
+
+#include <torch/csrc/Generator.h>
+
+#include <runtime/OpenRegFunctions.h>
+#include <runtime/OpenRegGenerator.h>
+#include <runtime/OpenRegHooks.h>
+
+namespace torch_openreg {
+namespace {
+
+py::dict device_properties(int device) {
+  auto prop = c10::openreg::get_device_properties(static_cast<c10::DeviceIndex>(device));
+  py::dict d;
+  d["name"] = prop.name;
+  d["total_memory"] = prop.total_memory;
+  d["major"] = prop.major;
+  d["minor"] = prop.minor;
+  d["multi_processor_count"] = prop.multi_processor_count;
+  d["physical_id"] = prop.physical_id;
+  return d;
+}
+
+// LITERALINCLUDE START: BINDINGS_DEVICE
+void bind_device(py::module_& m) {
+  m.def("_init", translating([] { c10::openreg::OpenRegHooksInterface().init(); }));
+  m.def("_get_device_count", [] { return static_cast<int>(c10::openreg::device_count()); });
+  m.def("_get_device", translating([] { return static_cast<int>(c10::openreg::current_device()); }));
+  m.def("_set_device", translating<int>([](int device) {
+          c10::openreg::set_device(static_cast<c10::DeviceIndex>(device));
+        }));
+  m.def("_exchange_device", translating<int>([](int device) {
+          return static_cast<int>(c10::openreg::exchange_device(static_cast<c10::DeviceIndex>(device)));
+        }));
+  m.def("_synchronize", translating<int>([](int device) {
+          c10::openreg::synchronize_device(static_cast<c10::DeviceIndex>(device));
+        }));
+  m.def("_get_device_properties", translating<int>([](int device) { return device_properties(device); }));
+  m.def("_get_default_generator", translating<int>([](int device) {
+          const at::Generator& gen =
+              c10::openreg::default_generator(static_cast<c10::DeviceIndex>(device));
+          return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
+        }));
+}
+// LITERALINCLUDE END: BINDINGS_DEVICE
+
+OPENREG_BINDINGS(device, bind_device);
+
+}  // namespace
+}  // namespace torch_openreg
