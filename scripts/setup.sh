@@ -20,6 +20,6 @@ if ((${#missing[@]})); then
 fi
 
 # torch is pinned: an unpinned torch pulls gigabytes of CUDA packages.
-"$PYTHON" -m pip install --quiet "torch==2.13.0" "setuptools>=64"
+"$PYTHON" -m pip install --quiet "torch==2.13.0" "setuptools>=77"
 # No build isolation: compile against the torch installed above.
 "$PYTHON" -m pip install --quiet --no-build-isolation -e ".[test,docs]"
