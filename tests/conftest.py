@@ -1,4 +1,4 @@
-"""Shared helpers: the repository root and running Python snippets in fresh processes."""
+"""Shared helpers: the repository root, running Python snippets and examples in fresh processes."""
 
 import os
 import subprocess
@@ -15,6 +15,19 @@ def run_python(code: str, env: dict | None = None, timeout: int = 120) -> subpro
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=ROOT)
+
+
+def run_example(name: str, env: dict | None = None, timeout: int = 300) -> str:
+    """Runs examples/<name> as the guide does (a script, from the repository root); its stdout.
+
+    Every example belongs to one chapter, and that chapter's tests/test_<chapter>.py runs it
+    (tools/check_anchors.py checks that the file name appears there).
+    """
+    full_env = {**os.environ, **(env or {})}
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / name)], capture_output=True,
+                            text=True, env=full_env, timeout=timeout, cwd=ROOT)
+    assert result.returncode == 0, f"{name} exited with {result.returncode}:\n{result.stderr}"
+    return result.stdout
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import time
 import pytest
 import torch
 
-from conftest import gate
+from conftest import gate, run_example
 
 A = torch.accelerator
 
@@ -147,3 +147,15 @@ def test_graph_capture_refuses_what_cannot_replay():
             x.sum().item()  # reading back would wait for work that never runs
     assert not s.is_capturing()
     assert torch.ones(2, device="openreg").sum().item() == 2  # the device is fine afterwards
+
+
+def test_accelerator_example():
+    out = run_example("accelerator.py")
+    assert "accelerator: openreg devices: 2" in out
+    assert "x on openreg:1 | y on openreg:1" in out
+    assert "supports bfloat16: True | quantized qint8: False" in out
+
+
+def test_accelerator_graphs_example():
+    out = run_example("accelerator_graphs.py")
+    assert "replayed 10 steps in" in out and "matches the CPU: True" in out

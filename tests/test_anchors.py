@@ -1,7 +1,7 @@
 """The anchor checker (tools/check_anchors.py) on the real guide, and on broken fixtures.
 
-Each fixture is a tiny project (docs/ plus one source file) broken in one way; the test proves
-the rule for that way fires, with the file and line of the problem.
+Each fixture is a tiny project (docs/, one source file, the chapter's test file) broken in one
+way; the test proves the rule for that way fires, with the file and line of the problem.
 """
 
 import subprocess
@@ -27,6 +27,8 @@ def make_project(tmp_path: Path, source: str, doc: str, suffix: str = ".cpp") ->
     (tmp_path / "docs").mkdir()
     (tmp_path / "src" / f"lib{suffix}").write_text(textwrap.dedent(source))
     (tmp_path / "docs" / "chapter.md").write_text(doc)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_chapter.py").write_text("def test_chapter():\n    pass\n")
     return tmp_path
 
 
@@ -113,3 +115,85 @@ def test_python_regions_are_checked_for_balance(tmp_path):
     doc = include("PY_HALF", path="../src/lib.py")
     result = run_checker(make_project(tmp_path, source, doc, suffix=".py"))
     assert "[marker-braces] PY_HALF" in result.stdout
+
+
+# ---- one name per chapter: docs/<name>.md, examples/<name>[_<what>].py, tests/test_<name>.py ----
+
+RUNS = 'from conftest import run_example\n\n\ndef test_example():\n    run_example("{}")\n'
+
+
+def chapter_project(tmp_path: Path, examples: dict[str, str], tests: dict[str, str],
+                    chapters: dict[str, str]) -> Path:
+    """A project of chapters (no code listings), examples and tests, written as given."""
+    for folder, files in (("docs", chapters), ("examples", examples), ("tests", tests)):
+        (tmp_path / folder).mkdir()
+        for name, text in files.items():
+            (tmp_path / folder / name).write_text(text)
+    return tmp_path
+
+
+def show(example: str) -> str:
+    return f"```{{run-example}} ../examples/{example}\n```\n"
+
+
+GOOD_CHAPTERS = {
+    "chapters": (
+        {"random_numbers.py": "print(1)\n", "random_numbers_state.py": "print(2)\n",
+         "quickstart.py": "print(3)\n", "device_kernels.py": "print(4)\n"},
+        {"test_random_numbers.py": RUNS.format("random_numbers.py") + RUNS.format("random_numbers_state.py"),
+         "test_quickstart.py": RUNS.format("quickstart.py"),
+         "test_device.py": "def test_device():\n    pass\n",
+         "test_device_kernels.py": RUNS.format("device_kernels.py")},
+        {"random-numbers.md": "# R\n\n" + show("random_numbers.py"), "index.md": show("quickstart.py"),
+         "device.md": "# D\n", "device-kernels.md": show("device_kernels.py"),
+         "op-coverage.md": "# generated, not a chapter\n"}),
+}
+
+
+def test_chapters_examples_and_tests_that_share_names_pass(tmp_path):
+    result = run_checker(chapter_project(tmp_path, *GOOD_CHAPTERS["chapters"]))
+    assert result.returncode == 0, result.stdout
+
+
+BROKEN_CHAPTERS = {
+    "chapter-test": (
+        {}, {}, {"hooks.md": "# Hooks\n"},
+        "docs/hooks.md:1: [chapter-test] the chapter has no tests/test_hooks.py"),
+    "chapter-test-index": (
+        {}, {}, {"index.md": "# Index\n"},
+        "docs/index.md:1: [chapter-test] the chapter has no tests/test_quickstart.py"),
+    "example-chapter": (
+        {"helpers.py": "print(1)\n"}, {"test_streams.py": ""}, {"streams.md": "# S\n"},
+        "examples/helpers.py:1: [example-chapter] helpers.py belongs to no chapter"),
+    "example-test": (
+        {"streams_events.py": "print(1)\n"}, {"test_streams.py": RUNS.format("other.py")},
+        {"streams.md": "# S\n"},
+        "examples/streams_events.py:1: [example-test] streams_events.py belongs to streams.md, "
+        "but tests/test_streams.py does not run it"),
+    "example-test-name-inside-another": (  # test_streams.py names streams.py only as a suffix
+        {"streams.py": "print(1)\n"}, {"test_streams.py": "# see tests/test_streams.py\n"},
+        {"streams.md": "# S\n"},
+        "[example-test] streams.py belongs to streams.md, but tests/test_streams.py does not run it"),
+    "example-untested": (
+        {"memory.py": "print(1)\n"}, {"test_memory.py": "", "test_streams.py": ""},
+        {"memory.md": "# M\n", "streams.md": "# S\n\n" + show("memory.py")},
+        "docs/streams.md:3: [example-untested] ../examples/memory.py is shown by the chapter but "
+        "no test runs it"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_CHAPTERS))
+def test_each_chapter_rule_fires(tmp_path, case):
+    examples, tests, chapters, expected = BROKEN_CHAPTERS[case]
+    result = run_checker(chapter_project(tmp_path, examples, tests, chapters))
+    assert result.returncode == 1, result.stdout
+    assert expected in result.stdout, result.stdout
+
+
+def test_an_example_belongs_to_the_longest_chapter_name(tmp_path):
+    """device_kernels.py belongs to device-kernels.md, so test_device.py need not run it."""
+    examples, tests, chapters = GOOD_CHAPTERS["chapters"]
+    tests = {**tests, "test_device_kernels.py": ""}
+    result = run_checker(chapter_project(tmp_path, examples, tests, chapters))
+    assert "examples/device_kernels.py:1: [example-test] device_kernels.py belongs to " \
+           "device-kernels.md, but tests/test_device_kernels.py" in result.stdout, result.stdout

@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+from conftest import run_example
+
 F = torch.nn.functional
 
 
@@ -51,3 +53,9 @@ def test_backward_kernels_run_on_the_device():
     assert torch.openreg.fallback_counts() == {}
     for op in ("aten::gelu_backward", "aten::tanh_backward", "aten::threshold_backward"):
         assert torch._C._dispatch_has_kernel_for_dispatch_key(op, "PrivateUse1")
+
+
+def test_autograd_example():
+    out = run_example("autograd.py")
+    assert "SeluFunction" in out and "gradcheck selu: True" in out
+    assert "loss matches the CPU: True" in out and "fallbacks during backward: {}" in out

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_example
 
 LIB = ROOT / "torch_openreg" / "lib"
 
@@ -76,3 +76,11 @@ def test_a_component_without_readme_is_refused(scratch):
     result = _configure(scratch)
     assert result.returncode != 0
     assert "component folder csrc/scratch has no README.md" in result.stderr
+
+
+def test_build_example():
+    out = run_example("build.py")
+    assert "loads libtorch_bindings.so" in out
+    assert "libtorch_bindings.so                       loads libtorch_openreg.so\n" in out
+    assert "libtorch_openreg.so                        loads libopenreg.so" in out
+    assert "libopenreg.so                              loads (no openreg library)" in out

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conftest import ROOT, run_python
+from conftest import run_example
 
 
 def test_availability_and_count():
@@ -69,12 +69,11 @@ def test_synchronize_waits_for_queued_work():
     assert x.cpu()[0].item() == 32.0
 
 
-def test_devices_example_runs():
-    result = run_python((ROOT / "examples" / "devices.py").read_text())
-    assert result.returncode == 0, result.stderr
-    assert "openreg:1 openreg:1 tensor([1., 2., 3., 4.])" in result.stdout
-    assert "bad index: Invalid openreg device index 99" in result.stdout
-    assert "mixed devices: Expected all tensors to be on the same device" in result.stdout
+def test_device_example():
+    out = run_example("device.py")
+    assert "openreg:1 openreg:1 tensor([1., 2., 3., 4.])" in out
+    assert "bad index: Invalid openreg device index 99" in out
+    assert "mixed devices: Expected all tensors to be on the same device" in out
 
 
 def test_generated_methods():

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 import torch
 
-from conftest import run_python
+from conftest import run_example, run_python
 
 # A view operator with only a CPU kernel: on openreg it reaches the fallback.
 _views = torch.library.Library("openreg_tests", "DEF")
@@ -70,3 +70,10 @@ def test_refusal_is_computed_from_the_schema():
     assert _C._why_no_fallback("aten::randperm", "").startswith("it creates tensors")
     assert _C._why_no_fallback("aten::poisson", "").startswith("it draws random numbers")
     assert _C._why_no_fallback("aten::nonzero", "") == ""
+
+
+def test_fallback_example():
+    out = run_example("fallback.py")
+    assert "2 warnings for 4 fallbacks, first: 'aten::nonzero'" in out
+    assert "strict mode: NotImplementedError: 'aten::nonzero' is not implemented" in out
+    assert "refused: 'aten::tril_indices' is not implemented for openreg" in out

@@ -4,7 +4,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import run_python
+from conftest import run_example, run_python
 
 
 def test_fork_after_initialization_raises_clearly():
@@ -82,3 +82,10 @@ def test_visible_devices_select_and_reorder():
 def test_memory_capacity_from_environment():
     code = "import torch; print(torch.openreg.get_device_properties(0)['total_memory'])"
     assert run_python(code, env={"OPENREG_DEVICE_MEMORY": "512M"}).stdout.strip() == str(512 << 20)
+
+
+def test_lifecycle_example():
+    out = run_example("lifecycle.py", timeout=120)
+    assert "initialized before first use: False" in out and "initialized after: True" in out
+    assert "forked child: " in out and "'spawn' start method" in out
+    assert "spawned child 0: 2.0" in out and "spawned child 1: 4.0" in out

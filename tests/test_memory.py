@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.cuda._memory_viz as memory_viz
 
-from conftest import gate, run_python
+from conftest import gate, run_example, run_python
 
 MiB = 1 << 20
 
@@ -201,3 +201,13 @@ def test_pinned_block_is_not_reused_before_its_copy_ran():
         assert other.data_ptr() != address
     torch.openreg.synchronize()
     assert torch.equal(dst.cpu(), torch.ones(1 << 16))
+
+
+def test_memory_example():
+    out = run_example("memory.py")
+    assert "allocated: 4194304 reserved: 20971520" in out
+    assert "after empty_cache: reserved 0" in out
+    assert "Summary of segments" in out and "total_allocated: 3.0MiB" in out
+    assert "OutOfMemoryError: OpenReg out of memory. Tried to allocate 4.00 TiB" in out
+    assert "OOMs so far: 1" in out and "pinned: True" in out
+    assert f"sum on the device: {float(sum(range(1 << 20)))}" in out

@@ -4,7 +4,7 @@ a composite override, a per-operator fallback, and kernels registered from Pytho
 import pytest
 import torch
 
-from conftest import ROOT, run_python
+from conftest import run_example
 
 
 def registered_from(op: str) -> str:
@@ -87,12 +87,16 @@ def test_per_operator_fallback_is_counted():
     assert torch.openreg.fallback_counts() == {"aten::logaddexp": 1}
 
 
-def test_python_registration_example():
-    result = run_python((ROOT / "examples" / "python_registration.py").read_text())
-    assert result.returncode == 0, result.stderr
-    assert "| fallbacks: {}" in result.stdout and "gradcheck: True" in result.stdout
+def test_operators_example():
+    out = run_example("operators.py")
+    assert "| fallbacks: {}" in out and "gradcheck: True" in out
 
 
 @pytest.mark.parametrize("op", ["aten::add.Tensor", "aten::sin", "aten::convolution_overrideable"])
 def test_native_kernels_are_registered(op):
     assert torch._C._dispatch_has_kernel_for_dispatch_key(op, "PrivateUse1")
+
+
+def test_operators_stubs_example():
+    out = run_example("operators_stubs.py")
+    assert "dispatch stubs in torch 2.13.0" in out and "abs_stub is among them: True" in out

@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from conftest import driver, gate
+from conftest import driver, gate, run_example
 
 
 def test_stream_classes_and_pool():
@@ -153,3 +153,9 @@ def test_external_stream():
         assert torch.equal(x.cpu(), torch.arange(4.0) * 3)
     finally:
         lib.orStreamDestroy(handle)
+
+
+def test_streams_example():
+    out = run_example("streams.py")
+    assert "priority 0" in out and "result matches the CPU: True" in out
+    assert "matmul on the side stream took" in out

@@ -13,9 +13,16 @@ Rules, each reported with file and line:
   marker-prefix     no name is a prefix of another (Sphinx matches the first line containing it)
   marker-braces     a region never splits a declaration: its brackets balance
   marker-unused     every marker in the sources is included by some chapter
+  chapter-test      every chapter docs/<name>.md has tests/test_<name>.py (hyphens as
+                    underscores; the index page's test is tests/test_quickstart.py)
+  example-chapter   every examples/<file>.py belongs to a chapter by name: examples/<name>.py or
+                    examples/<name>_<what>.py (quickstart.py belongs to the index page)
+  example-test      the chapter's test file runs each of its examples (names the file)
+  example-untested  an example a chapter includes or runs is run by some test
 
-Sources are the project's code files outside docs/ and tests/ (the tests build
-deliberately broken fixtures of their own). Exits 1 if anything is wrong.
+A chapter is a top-level docs/*.md page other than op-coverage.md (generated). Sources are the
+project's code files outside docs/ and tests/ (the tests build deliberately broken fixtures of
+their own). Exits 1 if anything is wrong.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ NAME_RE = re.compile(r"^[A-Z0-9_]+$")
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp", ".py", ".toml", ".txt", ".cmake", ".sh"}
 SKIP_DIRS = {".git", "build", "docs", "tests", "__pycache__", ".pytest_cache", "_build"}
 DIRECTIVE_RE = re.compile(r"^\s*(?:```+|:::+)\s*\{literalinclude\}\s*(\S+)")
+EXAMPLE_USE_RE = re.compile(r"^\s*(?:```+|:::+)\s*\{(?:literalinclude|run-example)\}\s*(\S+)")
+NOT_CHAPTERS = {"op-coverage"}  # generated from the dispatcher while the site builds
+ALIASES = {"index": "quickstart"}  # the index page's example and test are the quick start
 OPTION_RE = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$")
 
 
@@ -224,6 +234,55 @@ def check_includes(includes: list[Include], regions: dict[str, Region], report: 
     return used
 
 
+def chapter_key(doc: Path) -> str:
+    """The name a chapter's example and test share: docs/random-numbers.md -> random_numbers."""
+    return ALIASES.get(doc.stem, doc.stem).replace("-", "_")
+
+
+def names_file(text: str, filename: str) -> bool:
+    """True when `filename` appears whole in `text` (memory.py, not test_memory.py)."""
+    return re.search(r"(?<![\w.-])" + re.escape(filename) + r"(?!\w)", text) is not None
+
+
+# LITERALINCLUDE START: WHERE_CHAPTER_RULES
+def check_chapters(root: Path, report: Report) -> None:
+    docs, examples, tests = root / "docs", root / "examples", root / "tests"
+    chapters = {chapter_key(doc): doc for doc in sorted(docs.glob("*.md")) if doc.stem not in NOT_CHAPTERS}
+    test_text = {path.name: path.read_text(encoding="utf-8") for path in sorted(tests.glob("*.py"))}
+
+    for key, doc in chapters.items():
+        if f"test_{key}.py" not in test_text:
+            report.add("chapter-test", doc, 1, f"the chapter has no tests/test_{key}.py")
+
+    for example in sorted(examples.glob("*.py")):
+        owners = [k for k in chapters if example.stem == k or example.stem.startswith(k + "_")]
+        if not owners:
+            report.add("example-chapter", example, 1,
+                       f"{example.name} belongs to no chapter: name it examples/<chapter>.py or "
+                       "examples/<chapter>_<what>.py")
+            continue
+        key = max(owners, key=len)  # device_kernels.py belongs to device-kernels, not device
+        test = f"test_{key}.py"
+        if test in test_text and not names_file(test_text[test], example.name):
+            report.add("example-test", example, 1,
+                       f"{example.name} belongs to {chapters[key].name}, but tests/{test} does not run it")
+
+    for doc in sorted(docs.rglob("*.md")):
+        if "_build" in doc.parts:
+            continue
+        for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            match = EXAMPLE_USE_RE.match(line)
+            if not match:
+                continue
+            target = (doc.parent / match.group(1)).resolve()
+            if target.suffix != ".py" or not target.is_relative_to(examples.resolve()):
+                continue
+            if not any(names_file(text, target.name) for text in test_text.values()):
+                report.add("example-untested", doc, number,
+                           f"{match.group(1)} is shown by the chapter but no test runs it")
+# LITERALINCLUDE END: WHERE_CHAPTER_RULES
+
+
 def check(root: Path) -> list[str]:
     root = root.resolve()
     report = Report(root)
@@ -233,6 +292,7 @@ def check(root: Path) -> list[str]:
         if name not in used:
             report.add("marker-unused", region.path, region.start,
                        f"{name} is not included by any chapter")
+    check_chapters(root, report)
     return report.problems
 
 

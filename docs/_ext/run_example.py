@@ -1,6 +1,6 @@
 """The run-example directive: runs a Python file while the guide builds and shows its output.
 
-    ```{run-example} ../examples/dispatch_tools.py
+    ```{run-example} ../examples/tools.py
     :env: TORCH_SHOW_DISPATCH_TRACE=1
     ```
 

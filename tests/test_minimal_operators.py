@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conftest import run_python
+from conftest import run_example, run_python
 
 ALL_DTYPES = [
     torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
@@ -178,3 +178,10 @@ def test_autograd_through_native_and_fallback_ops():
     (torch.tanh(x @ w) * 2 - 1).sum().backward()
     assert w.grad.device.type == "openreg"
     torch.testing.assert_close(w.grad.cpu(), w_cpu.grad)
+
+
+def test_minimal_operators_example():
+    out = run_example("minimal_operators.py")
+    assert "[30., 40., 50.]]" in out and "view shares storage: True" in out
+    assert "resized: (4, 3) first rows kept: [[0.0, 1.0, 2.0], [30.0, 40.0, 50.0]]" in out
+    assert "openreg:1 torch.float64 2.0" in out

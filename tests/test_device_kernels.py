@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+from conftest import run_example
+
 CASES = [
     ((3, 4), (3, 4)),
     ((3, 1), (1, 4)),  # broadcasting
@@ -110,3 +112,13 @@ def test_kernels_are_queued_not_run_inline():
     for _ in range(20):
         x = x + 1
     assert x[-1].item() == 21.0
+
+
+def test_device_kernels_example():
+    """The chapter's example: a CNN and a transformer block train natively, zero fallbacks."""
+    lines = run_example("device_kernels.py").splitlines()
+    assert lines[0].startswith("CNN: loss cpu") and lines[0].endswith("parameters match: True")
+    assert lines[1].startswith("transformer: loss cpu") and lines[1].endswith("parameters match: True")
+    assert lines[2] == "no operator fell back to the CPU"
+    cpu, dev = lines[0].split("cpu ")[1].split(" openreg ")
+    assert abs(float(cpu) - float(dev.split(",")[0])) < 1e-5
