@@ -218,7 +218,8 @@ def test_pinned_block_is_not_reused_before_its_copy_ran():
 @pytest.mark.parametrize("device", [7, -3])
 def test_every_per_device_call_checks_the_index(call, device):
     """The per-device allocator is reached through one accessor, which validates the index."""
-    with pytest.raises(RuntimeError, match=f"Invalid openreg device index {device}: this process has 2"):
+    expected = f"Invalid openreg device index {device}: this process has 2"
+    with pytest.raises(RuntimeError, match=expected):
         call(device)
 
 
