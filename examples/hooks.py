@@ -1,4 +1,4 @@
-"""What the hooks give a user: each line reaches ATen's PrivateUse1HooksInterface through a public API."""
+"""What the hooks give a user: each part reaches PrivateUse1HooksInterface through a public API."""
 
 import torch
 

@@ -136,22 +136,22 @@ def show(example: str) -> str:
     return f"```{{run-example}} ../examples/{example}\n```\n"
 
 
-GOOD_CHAPTERS = {
-    "chapters": (
-        {"random_numbers.py": "print(1)\n", "random_numbers_state.py": "print(2)\n",
-         "quickstart.py": "print(3)\n", "device_kernels.py": "print(4)\n"},
-        {"test_random_numbers.py": RUNS.format("random_numbers.py") + RUNS.format("random_numbers_state.py"),
-         "test_quickstart.py": RUNS.format("quickstart.py"),
-         "test_device.py": "def test_device():\n    pass\n",
-         "test_device_kernels.py": RUNS.format("device_kernels.py")},
-        {"random-numbers.md": "# R\n\n" + show("random_numbers.py"), "index.md": show("quickstart.py"),
-         "device.md": "# D\n", "device-kernels.md": show("device_kernels.py"),
-         "op-coverage.md": "# generated, not a chapter\n"}),
-}
+GOOD_CHAPTERS = (
+    {"random_numbers.py": "print(1)\n", "random_numbers_state.py": "print(2)\n",
+     "quickstart.py": "print(3)\n", "device_kernels.py": "print(4)\n"},
+    {"test_random_numbers.py": RUNS.format("random_numbers.py")
+     + RUNS.format("random_numbers_state.py"),
+     "test_quickstart.py": RUNS.format("quickstart.py"),
+     "test_device.py": "def test_device():\n    pass\n",
+     "test_device_kernels.py": RUNS.format("device_kernels.py")},
+    {"random-numbers.md": "# R\n\n" + show("random_numbers.py"),
+     "index.md": show("quickstart.py"),
+     "device.md": "# D\n", "device-kernels.md": show("device_kernels.py"),
+     "op-coverage.md": "# generated, not a chapter\n"})
 
 
 def test_chapters_examples_and_tests_that_share_names_pass(tmp_path):
-    result = run_checker(chapter_project(tmp_path, *GOOD_CHAPTERS["chapters"]))
+    result = run_checker(chapter_project(tmp_path, *GOOD_CHAPTERS))
     assert result.returncode == 0, result.stdout
 
 
@@ -173,7 +173,8 @@ BROKEN_CHAPTERS = {
     "example-test-name-inside-another": (  # test_streams.py names streams.py only as a suffix
         {"streams.py": "print(1)\n"}, {"test_streams.py": "# see tests/test_streams.py\n"},
         {"streams.md": "# S\n"},
-        "[example-test] streams.py belongs to streams.md, but tests/test_streams.py does not run it"),
+        "[example-test] streams.py belongs to streams.md, "
+        "but tests/test_streams.py does not run it"),
     "example-untested": (
         {"memory.py": "print(1)\n"}, {"test_memory.py": "", "test_streams.py": ""},
         {"memory.md": "# M\n", "streams.md": "# S\n\n" + show("memory.py")},
@@ -192,7 +193,7 @@ def test_each_chapter_rule_fires(tmp_path, case):
 
 def test_an_example_belongs_to_the_longest_chapter_name(tmp_path):
     """device_kernels.py belongs to device-kernels.md, so test_device.py need not run it."""
-    examples, tests, chapters = GOOD_CHAPTERS["chapters"]
+    examples, tests, chapters = GOOD_CHAPTERS
     tests = {**tests, "test_device_kernels.py": ""}
     result = run_checker(chapter_project(tmp_path, examples, tests, chapters))
     assert "examples/device_kernels.py:1: [example-test] device_kernels.py belongs to " \

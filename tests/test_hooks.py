@@ -38,10 +38,11 @@ def test_new_generators_are_independent_of_the_default():
 
 
 def test_pinned_is_answered_by_the_hooks_in_a_fresh_process():
-    """is_pinned() asks the accelerator's hooks; a fresh process has not initialized openreg."""
+    """pin_memory() and is_pinned() with no device argument reach openreg's hooks as the
+    current accelerator's, before any openreg tensor exists."""
     code = ("import torch\n"
             "x = torch.ones(4).pin_memory()\n"
-            "print(x.is_pinned(), torch.ones(4).is_pinned(), torch.openreg.is_initialized())\n")
+            "print(x.is_pinned(), torch.ones(4).is_pinned())\n")
     result = run_python(code)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[:2] == ["True", "False"]
+    assert result.stdout.split() == ["True", "False"]

@@ -203,6 +203,26 @@ def test_pinned_block_is_not_reused_before_its_copy_ran():
     assert torch.equal(dst.cpu(), torch.ones(1 << 16))
 
 
+
+@pytest.mark.parametrize("call", [
+    lambda d: torch.openreg.memory_stats(d),
+    lambda d: torch.openreg.reset_peak_memory_stats(d),
+    lambda d: torch.openreg.reset_accumulated_memory_stats(d),
+    lambda d: torch.openreg.set_per_process_memory_fraction(0.5, d),
+    lambda d: torch.openreg.get_per_process_memory_fraction(d),
+    lambda d: torch.openreg.mem_get_info(d),
+    lambda d: torch.accelerator.memory_stats(d),
+    lambda d: torch.accelerator.reset_peak_memory_stats(d),
+], ids=["stats", "reset_peak", "reset_accumulated", "set_fraction", "get_fraction", "mem_get_info",
+        "accelerator_stats", "accelerator_reset_peak"])
+@pytest.mark.parametrize("device", [7, -3])
+def test_every_per_device_call_checks_the_index(call, device):
+    """The per-device allocator is reached through one accessor, which validates the index."""
+    expected = f"Invalid openreg device index {device}: this process has 2"
+    with pytest.raises(RuntimeError, match=expected):
+        call(device)
+
+
 def test_memory_example():
     out = run_example("memory.py")
     assert "allocated: 4194304 reserved: 20971520" in out

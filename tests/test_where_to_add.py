@@ -80,7 +80,8 @@ def test_a_new_component_with_bindings_is_built_by_the_globs(tmp_path):
     tree = _scratch_copy(tmp_path)
     (tree / "csrc" / "widget").mkdir()
     (tree / "csrc" / "widget" / "README.md").write_text("# widget: made by a test\n")
-    (tree / "csrc" / "widget" / "OpenRegWidget.cpp").write_text("int openreg_widget() { return 1; }\n")
+    (tree / "csrc" / "widget" / "OpenRegWidget.cpp").write_text(
+        "int openreg_widget() { return 1; }\n")
     (tree / "torch_openreg" / "csrc" / "widget").mkdir()
     (tree / "torch_openreg" / "csrc" / "widget" / "WidgetBindings.cpp").write_text(
         '#include "../Bindings.h"\n'

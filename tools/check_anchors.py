@@ -247,7 +247,8 @@ def names_file(text: str, filename: str) -> bool:
 # LITERALINCLUDE START: WHERE_CHAPTER_RULES
 def check_chapters(root: Path, report: Report) -> None:
     docs, examples, tests = root / "docs", root / "examples", root / "tests"
-    chapters = {chapter_key(doc): doc for doc in sorted(docs.glob("*.md")) if doc.stem not in NOT_CHAPTERS}
+    chapters = {chapter_key(doc): doc for doc in sorted(docs.glob("*.md"))
+                if doc.stem not in NOT_CHAPTERS}
     test_text = {path.name: path.read_text(encoding="utf-8") for path in sorted(tests.glob("*.py"))}
 
     for key, doc in chapters.items():
@@ -265,7 +266,8 @@ def check_chapters(root: Path, report: Report) -> None:
         test = f"test_{key}.py"
         if test in test_text and not names_file(test_text[test], example.name):
             report.add("example-test", example, 1,
-                       f"{example.name} belongs to {chapters[key].name}, but tests/{test} does not run it")
+                       f"{example.name} belongs to {chapters[key].name}, "
+                       f"but tests/{test} does not run it")
 
     for doc in sorted(docs.rglob("*.md")):
         if "_build" in doc.parts:

@@ -83,7 +83,7 @@ struct Block {
   Block* next = nullptr;
   std::vector<Stream> used_on;      // streams added by recordStream
   std::vector<orEvent_t> pending;   // must complete before the block is free
-  bool stashed = false;             // freed, waiting in DeviceState::recent
+  bool stashed = false;             // freed, waiting in recent_ (see free_block)
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
 };
@@ -107,47 +107,9 @@ struct SizeKeyHash {
   size_t operator()(const SizeKey& k) const { return std::hash<size_t>()(k.size) ^ (k.stream * 0x9E3779B97F4A7C15ull); }
 };
 
-struct DeviceState {
-  DeviceIndex device;
-  std::mutex mu;
-  // Freed blocks not merged yet, by (stream, size): a request of the same size
-  // takes one back without splitting or merging anything.
-  std::unordered_map<SizeKey, std::vector<Block*>, SizeKeyHash> recent;
-  size_t recent_count = 0;
-  Pool small{true, {}};
-  Pool large{false, {}};
-  std::set<Block*, AddressOrder> segments;  // the first block of every segment
-  std::deque<Block*> waiting;         // freed, waiting for other streams' events
-  CachingDeviceAllocator::DeviceStats stats;
-  size_t limit = SIZE_MAX;            // from the memory fraction
-  double fraction = 1.0;
-  std::deque<TraceEntry> trace;
-  size_t trace_max = 0;               // 0: history off
-  StreamId capturing_stream = -1;     // the stream whose allocations go to a pool
-  StreamId pool_key = 0;              // the pool's key, in place of a stream id
-
-  void record(const char* action, const void* address, size_t size, StreamId stream) {
-    if (trace_max == 0) return;
-    if (trace.size() == trace_max) trace.pop_front();
-    trace.push_back({action, reinterpret_cast<size_t>(address), size, stream, now_us()});
-  }
-};
-
 bool caching_disabled() {
   static const bool disabled = c10::openreg::env_flag("OPENREG_NO_MEMORY_CACHING");
   return disabled;
-}
-
-std::vector<DeviceState*>& states() {
-  static auto* all = [] {
-    auto* v = new std::vector<DeviceState*>();  // leaked: blocks may be freed at exit
-    for (DeviceIndex i = 0; i < device_count(); ++i) {
-      v->push_back(new DeviceState());
-      v->back()->device = i;
-    }
-    return v;
-  }();
-  return *all;
 }
 
 void update(StatArray& stat, bool small, int64_t amount) {
@@ -166,51 +128,133 @@ void for_each_stat(CachingDeviceAllocator::DeviceStats& stats, F f) {
   }
 }
 
-// A free block enters or leaves its pool; a free piece of a split segment is
-// what PyTorch calls an inactive split.
-void insert_free(DeviceState& d, Block* b) {
-  b->pool->free_blocks.insert(b);
-  if (b->is_split()) {
-    update(d.stats.inactive_split, b->pool->small, 1);
-    update(d.stats.inactive_split_bytes, b->pool->small, static_cast<int64_t>(b->size));
-  }
-}
-
-void remove_free(DeviceState& d, Block* b) {
-  b->pool->free_blocks.erase(b);
-  if (b->is_split()) {
-    update(d.stats.inactive_split, b->pool->small, -1);
-    update(d.stats.inactive_split_bytes, b->pool->small, -static_cast<int64_t>(b->size));
-  }
-}
-
 bool is_free(const Block* b) { return b != nullptr && !b->allocated && b->pending.empty(); }
 
-size_t reserved(const DeviceState& d) {
-  return static_cast<size_t>(d.stats.reserved_bytes[static_cast<size_t>(StatType::AGGREGATE)].current);
+// Pool keys are negative: stream ids are not.
+StreamId pool_key(MempoolId_t pool) { return -static_cast<StreamId>(pool.first); }
+
+// LITERALINCLUDE START: ALLOCATOR_PER_DEVICE_CLASS
+// The caching allocator of one device. Every public method takes the device's
+// lock; the private ones run under it and are reached only from the public
+// ones, so no state is touched without the lock.
+class DeviceCachingAllocator {
+ public:
+  explicit DeviceCachingAllocator(DeviceIndex device) : device_(device) {}
+
+  Block* malloc(size_t nbytes, StreamId stream);
+  void free(Block* b);
+  void record_stream(Block* b, const Stream& stream);
+  void empty_cache();
+
+  CachingDeviceAllocator::DeviceStats stats();
+  void reset_accumulated_stats();
+  void reset_peak_stats();
+  void set_memory_fraction(double fraction, size_t total);
+  double memory_fraction();
+  void record_history(bool enabled, size_t max_entries);
+  void snapshot(AllocatorSnapshot& out);
+
+  void begin_allocate_to_pool(StreamId stream, StreamId key);
+  void end_allocate_to_pool();
+  void release_pool(StreamId key);
+
+ private:
+  void record(const char* action, const void* address, size_t size, StreamId stream);
+  void insert_free(Block* b);
+  void remove_free(Block* b);
+  size_t reserved() const;
+  Block* new_segment(size_t size, size_t nbytes, StreamId stream, Pool* pool);
+  void split(Block* b, size_t size);
+  void free_block(Block* b);
+  void merge_into_pool(Block* b);
+  void merge_recent();
+  void collect_waiting();
+  void release_segment(Block* b);
+  void release_cached();
+  [[noreturn]] void out_of_memory(size_t nbytes, const char* why);
+
+  const DeviceIndex device_;
+  std::mutex mu_;
+  // Freed blocks not merged yet, by (stream, size): a request of the same size
+  // takes one back without splitting or merging anything.
+  std::unordered_map<SizeKey, std::vector<Block*>, SizeKeyHash> recent_;
+  size_t recent_count_ = 0;
+  Pool small_{true, {}};
+  Pool large_{false, {}};
+  std::set<Block*, AddressOrder> segments_;  // the first block of every segment
+  std::deque<Block*> waiting_;               // freed, waiting for other streams' events
+  CachingDeviceAllocator::DeviceStats stats_;
+  size_t limit_ = SIZE_MAX;                  // from the memory fraction
+  double fraction_ = 1.0;
+  std::deque<TraceEntry> trace_;
+  size_t trace_max_ = 0;                     // 0: history off
+  StreamId capturing_stream_ = -1;           // the stream whose allocations go to a pool
+  StreamId pool_key_ = 0;                    // the pool's key, in place of a stream id
+};
+// LITERALINCLUDE END: ALLOCATOR_PER_DEVICE_CLASS
+
+// LITERALINCLUDE START: ALLOCATOR_PER_DEVICE_LOOKUP
+// The one way to a device's allocator: the index is checked here, so no
+// caller can reach past the end of the table.
+DeviceCachingAllocator& device_caching_allocator(DeviceIndex device) {
+  static const auto* all = [] {
+    auto* v = new std::vector<DeviceCachingAllocator*>();  // leaked: blocks may be freed at exit
+    for (DeviceIndex i = 0; i < device_count(); ++i) v->push_back(new DeviceCachingAllocator(i));
+    return v;
+  }();
+  check_device_index(device);
+  return *(*all)[device];
+}
+// LITERALINCLUDE END: ALLOCATOR_PER_DEVICE_LOOKUP
+
+void DeviceCachingAllocator::record(const char* action, const void* address, size_t size,
+                                    StreamId stream) {
+  if (trace_max_ == 0) return;
+  if (trace_.size() == trace_max_) trace_.pop_front();
+  trace_.push_back({action, reinterpret_cast<size_t>(address), size, stream, now_us()});
 }
 
-void release_segment(DeviceState& d, Block* b) {
-  remove_free(d, b);
-  d.segments.erase(b);
+// A free block enters or leaves its pool; a free piece of a split segment is
+// what PyTorch calls an inactive split.
+void DeviceCachingAllocator::insert_free(Block* b) {
+  b->pool->free_blocks.insert(b);
+  if (b->is_split()) {
+    update(stats_.inactive_split, b->pool->small, 1);
+    update(stats_.inactive_split_bytes, b->pool->small, static_cast<int64_t>(b->size));
+  }
+}
+
+void DeviceCachingAllocator::remove_free(Block* b) {
+  b->pool->free_blocks.erase(b);
+  if (b->is_split()) {
+    update(stats_.inactive_split, b->pool->small, -1);
+    update(stats_.inactive_split_bytes, b->pool->small, -static_cast<int64_t>(b->size));
+  }
+}
+
+size_t DeviceCachingAllocator::reserved() const {
+  return static_cast<size_t>(stats_.reserved_bytes[static_cast<size_t>(StatType::AGGREGATE)].current);
+}
+
+void DeviceCachingAllocator::release_segment(Block* b) {
+  remove_free(b);
+  segments_.erase(b);
   OPENREG_CHECK(orFree(b->ptr));
-  update(d.stats.segment, b->pool->small, -1);
-  update(d.stats.reserved_bytes, b->pool->small, -static_cast<int64_t>(b->size));
-  d.stats.num_device_free++;
-  d.record("segment_free", b->ptr, b->size, b->stream);
+  update(stats_.segment, b->pool->small, -1);
+  update(stats_.reserved_bytes, b->pool->small, -static_cast<int64_t>(b->size));
+  stats_.num_device_free++;
+  record("segment_free", b->ptr, b->size, b->stream);
   delete b;
 }
 
-void merge_recent(DeviceState& d);
-
-// Returns every entirely free segment to the driver. Caller holds d.mu.
-void release_cached(DeviceState& d) {
-  merge_recent(d);
-  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, d.device));
-  for (Pool* pool : {&d.small, &d.large}) {
+// Returns every entirely free segment to the driver.
+void DeviceCachingAllocator::release_cached() {
+  merge_recent();
+  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device_));
+  for (Pool* pool : {&small_, &large_}) {
     for (auto it = pool->free_blocks.begin(); it != pool->free_blocks.end();) {
       Block* b = *it++;
-      if (!b->is_split()) release_segment(d, b);
+      if (!b->is_split()) release_segment(b);
     }
   }
 }
@@ -218,17 +262,17 @@ void release_cached(DeviceState& d) {
 // LITERALINCLUDE START: ALLOCATOR_FREE_AND_MERGE
 // Puts a free block back in its pool, merged with free neighbours, so that
 // fragments become whole segments again.
-void merge_into_pool(DeviceState& d, Block* b) {
+void DeviceCachingAllocator::merge_into_pool(Block* b) {
   for (Block* neighbour : {b->prev, b->next}) {
     if (!is_free(neighbour) || neighbour->stashed) continue;
-    remove_free(d, neighbour);
+    remove_free(neighbour);
     if (neighbour == b->prev) {
       bool neighbour_was_head = neighbour->prev == nullptr;
-      if (neighbour_was_head) d.segments.erase(neighbour);
+      if (neighbour_was_head) segments_.erase(neighbour);
       b->ptr = neighbour->ptr;
       b->prev = neighbour->prev;
       if (b->prev) b->prev->next = b;
-      if (neighbour_was_head) d.segments.insert(b);
+      if (neighbour_was_head) segments_.insert(b);
     } else {
       b->next = neighbour->next;
       if (b->next) b->next->prev = b;
@@ -236,45 +280,45 @@ void merge_into_pool(DeviceState& d, Block* b) {
     b->size += neighbour->size;
     delete neighbour;
   }
-  insert_free(d, b);
+  insert_free(b);
   if (caching_disabled() && !b->is_split()) {
-    c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, d.device));
-    release_segment(d, b);
+    c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device_));
+    release_segment(b);
   }
 }
 
 // Merging costs set updates and heap traffic; it waits until an allocation
 // misses the recent blocks, or a snapshot or empty_cache needs the real state.
-void merge_recent(DeviceState& d) {
-  if (d.recent_count == 0) return;
-  for (auto& [key, blocks] : d.recent) {
+void DeviceCachingAllocator::merge_recent() {
+  if (recent_count_ == 0) return;
+  for (auto& [key, blocks] : recent_) {
     for (Block* b : blocks) {
       b->stashed = false;
-      merge_into_pool(d, b);
+      merge_into_pool(b);
     }
     blocks.clear();
   }
-  d.recent_count = 0;
+  recent_count_ = 0;
 }
 
 // A block is no longer in use by any stream.
-void free_block(DeviceState& d, Block* b) {
-  d.record("free_completed", b->ptr, b->size, b->stream);
-  update(d.stats.active, b->pool->small, -1);
-  update(d.stats.active_bytes, b->pool->small, -static_cast<int64_t>(b->size));
+void DeviceCachingAllocator::free_block(Block* b) {
+  record("free_completed", b->ptr, b->size, b->stream);
+  update(stats_.active, b->pool->small, -1);
+  update(stats_.active_bytes, b->pool->small, -static_cast<int64_t>(b->size));
   if (caching_disabled()) {
-    merge_into_pool(d, b);
+    merge_into_pool(b);
     return;
   }
   b->stashed = true;
-  d.recent[{b->stream, b->size}].push_back(b);
-  d.recent_count++;
+  recent_[{b->stream, b->size}].push_back(b);
+  recent_count_++;
 }
 // LITERALINCLUDE END: ALLOCATOR_FREE_AND_MERGE
 
 // Blocks whose cross-stream events completed become free.
-void collect_waiting(DeviceState& d) {
-  for (auto it = d.waiting.begin(); it != d.waiting.end();) {
+void DeviceCachingAllocator::collect_waiting() {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
     Block* b = *it;
     bool done = true;
     for (orEvent_t e : b->pending) done = done && orEventQuery(e) == orSuccess;
@@ -284,8 +328,8 @@ void collect_waiting(DeviceState& d) {
     }
     for (orEvent_t e : b->pending) orEventDestroy(e);
     b->pending.clear();
-    it = d.waiting.erase(it);
-    free_block(d, b);
+    it = waiting_.erase(it);
+    free_block(b);
   }
 }
 
@@ -293,19 +337,22 @@ void collect_waiting(DeviceState& d) {
 void delete_block(void* ctx) {
   if (ctx == nullptr) return;  // zero-size allocation
   auto* b = static_cast<Block*>(ctx);
-  DeviceState& d = *states()[b->device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  d.record("free_requested", b->ptr, b->size, b->stream);
+  device_caching_allocator(b->device).free(b);
+}
+
+void DeviceCachingAllocator::free(Block* b) {
+  std::lock_guard<std::mutex> lock(mu_);
+  record("free_requested", b->ptr, b->size, b->stream);
   b->allocated = false;
-  update(d.stats.allocation, b->pool->small, -1);
-  update(d.stats.allocated_bytes, b->pool->small, -static_cast<int64_t>(b->size));
-  update(d.stats.requested_bytes, b->pool->small, -static_cast<int64_t>(b->requested));
+  update(stats_.allocation, b->pool->small, -1);
+  update(stats_.allocated_bytes, b->pool->small, -static_cast<int64_t>(b->size));
+  update(stats_.requested_bytes, b->pool->small, -static_cast<int64_t>(b->requested));
   if (b->used_on.empty()) {
-    free_block(d, b);
+    free_block(b);
     return;
   }
   // Used on other streams: free once the work they have queued so far is done.
-  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, b->device));
+  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device_));
   for (const Stream& s : b->used_on) {
     orEvent_t e;
     OPENREG_CHECK(orEventCreateWithFlags(&e, orEventDisableTiming));
@@ -313,60 +360,60 @@ void delete_block(void* ctx) {
     b->pending.push_back(e);
   }
   b->used_on.clear();
-  d.waiting.push_back(b);
+  waiting_.push_back(b);
 }
 // LITERALINCLUDE END: ALLOCATOR_DELETER
 
-[[noreturn]] void out_of_memory(DeviceState& d, size_t nbytes, const char* why) {
-  d.stats.num_ooms++;
-  d.record("oom", nullptr, nbytes, 0);
+void DeviceCachingAllocator::out_of_memory(size_t nbytes, const char* why) {
+  stats_.num_ooms++;
+  record("oom", nullptr, nbytes, 0);
   size_t free_bytes = 0, total = 0;
   orMemGetInfo(&free_bytes, &total);
   auto current = [](const StatArray& s) {
     return static_cast<uint64_t>(s[static_cast<size_t>(StatType::AGGREGATE)].current);
   };
   TORCH_CHECK_WITH(OutOfMemoryError, false, "OpenReg out of memory. Tried to allocate ",
-                   format_size(nbytes), " (device ", int(d.device), "; ", format_size(total),
+                   format_size(nbytes), " (device ", int(device_), "; ", format_size(total),
                    " total capacity; ", format_size(free_bytes), " free; ",
-                   format_size(current(d.stats.allocated_bytes)), " allocated by PyTorch; ",
-                   format_size(current(d.stats.reserved_bytes)), " reserved by PyTorch)", why);
+                   format_size(current(stats_.allocated_bytes)), " allocated by PyTorch; ",
+                   format_size(current(stats_.reserved_bytes)), " reserved by PyTorch)", why);
 }
 
-// A new segment from the driver, within the memory fraction. Caller holds d.mu.
-Block* new_segment(DeviceState& d, size_t size, size_t nbytes, StreamId stream, Pool* pool) {
-  if (reserved(d) + size > d.limit) {
-    release_cached(d);
+// A new segment from the driver, within the memory fraction.
+Block* DeviceCachingAllocator::new_segment(size_t size, size_t nbytes, StreamId stream, Pool* pool) {
+  if (reserved() + size > limit_) {
+    release_cached();
     // Under a cap, settle for the smallest segment that holds the request.
     size_t smallest = pool->small ? kSmallSegment : (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound;
     size = std::min(size, smallest);
-    if (reserved(d) + size > d.limit) {
+    if (reserved() + size > limit_) {
       std::ostringstream why;
-      why << ". The allowed memory fraction " << d.fraction << " caps this process at "
-          << format_size(d.limit);
-      out_of_memory(d, nbytes, why.str().c_str());
+      why << ". The allowed memory fraction " << fraction_ << " caps this process at "
+          << format_size(limit_);
+      out_of_memory(nbytes, why.str().c_str());
     }
   }
   void* ptr = nullptr;
   orError_t err = orMalloc(&ptr, size);
   if (err == orErrorMemoryAllocation) {  // give the cache back and try once more
-    d.stats.num_alloc_retries++;
-    release_cached(d);
+    stats_.num_alloc_retries++;
+    release_cached();
     err = orMalloc(&ptr, size);
   }
-  if (err == orErrorMemoryAllocation) out_of_memory(d, nbytes, "");
+  if (err == orErrorMemoryAllocation) out_of_memory(nbytes, "");
   OPENREG_CHECK(err);
-  auto* b = new Block{d.device, stream, pool, static_cast<char*>(ptr), size};
-  d.segments.insert(b);
-  update(d.stats.segment, pool->small, 1);
-  update(d.stats.reserved_bytes, pool->small, static_cast<int64_t>(size));
-  d.stats.num_device_alloc++;
-  d.record("segment_alloc", ptr, size, stream);
+  auto* b = new Block{device_, stream, pool, static_cast<char*>(ptr), size};
+  segments_.insert(b);
+  update(stats_.segment, pool->small, 1);
+  update(stats_.reserved_bytes, pool->small, static_cast<int64_t>(size));
+  stats_.num_device_alloc++;
+  record("segment_alloc", ptr, size, stream);
   return b;
 }
 
 // LITERALINCLUDE START: ALLOCATOR_SPLIT
 // Cuts `size` bytes off the front of free block `b`; the rest stays free.
-void split(DeviceState& d, Block* b, size_t size) {
+void DeviceCachingAllocator::split(Block* b, size_t size) {
   size_t rest = b->size - size;
   bool worth_it = b->pool->small ? rest >= kMinBlock : rest > kSmallSize;
   if (!worth_it) return;
@@ -376,54 +423,161 @@ void split(DeviceState& d, Block* b, size_t size) {
   if (tail->next) tail->next->prev = tail;
   b->next = tail;
   b->size = size;
-  insert_free(d, tail);
+  insert_free(tail);
 }
 // LITERALINCLUDE END: ALLOCATOR_SPLIT
+
+// LITERALINCLUDE START: ALLOCATOR_MALLOC
+Block* DeviceCachingAllocator::malloc(size_t nbytes, StreamId stream) {
+  size_t size = round_size(nbytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  collect_waiting();
+  if (stream == capturing_stream_) stream = pool_key_;  // a graph's private pool
+
+  // Only blocks freed on this stream are candidates: work queued on the same
+  // stream runs after every earlier use of the block. First a recently freed
+  // block of exactly this size, then the best fit after merging.
+  Pool* pool = size <= kSmallSize ? &small_ : &large_;
+  Block* b = nullptr;
+  auto recent = recent_.find({stream, size});
+  if (recent != recent_.end() && !recent->second.empty()) {
+    b = recent->second.back();
+    recent->second.pop_back();
+    b->stashed = false;
+    recent_count_--;
+  } else {
+    merge_recent();
+    Block key{device_, stream, pool, nullptr, size};
+    auto it = pool->free_blocks.lower_bound(&key);
+    if (it != pool->free_blocks.end() && (*it)->stream == stream) {
+      b = *it;
+      remove_free(b);
+    } else {
+      b = new_segment(segment_size(size), nbytes, stream, pool);
+    }
+    split(b, size);
+  }
+
+  b->allocated = true;
+  b->requested = nbytes;
+  update(stats_.allocation, pool->small, 1);
+  update(stats_.allocated_bytes, pool->small, static_cast<int64_t>(b->size));
+  update(stats_.active, pool->small, 1);
+  update(stats_.active_bytes, pool->small, static_cast<int64_t>(b->size));
+  update(stats_.requested_bytes, pool->small, static_cast<int64_t>(nbytes));
+  record("alloc", b->ptr, b->size, stream);
+  return b;
+}
+// LITERALINCLUDE END: ALLOCATOR_MALLOC
+
+void DeviceCachingAllocator::empty_cache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  collect_waiting();
+  release_cached();
+}
+
+// LITERALINCLUDE START: ALLOCATOR_RECORD_STREAM_BLOCK
+void DeviceCachingAllocator::record_stream(Block* b, const Stream& stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stream.id() == b->stream) return;  // its own stream orders itself
+  for (const Stream& s : b->used_on) {
+    if (s == stream) return;
+  }
+  b->used_on.push_back(stream);
+}
+// LITERALINCLUDE END: ALLOCATOR_RECORD_STREAM_BLOCK
+
+CachingDeviceAllocator::DeviceStats DeviceCachingAllocator::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void DeviceCachingAllocator::reset_accumulated_stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for_each_stat(stats_, [](Stat& s) { s.reset_accumulated(); });
+  stats_.num_alloc_retries = 0;
+  stats_.num_ooms = 0;
+  stats_.num_device_alloc = 0;
+  stats_.num_device_free = 0;
+}
+
+void DeviceCachingAllocator::reset_peak_stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for_each_stat(stats_, [](Stat& s) { s.reset_peak(); });
+}
+
+void DeviceCachingAllocator::set_memory_fraction(double fraction, size_t total) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fraction_ = fraction;
+  limit_ = static_cast<size_t>(fraction * static_cast<double>(total));
+}
+
+double DeviceCachingAllocator::memory_fraction() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fraction_;
+}
+
+void DeviceCachingAllocator::record_history(bool enabled, size_t max_entries) {
+  std::lock_guard<std::mutex> lock(mu_);
+  trace_max_ = enabled ? std::max<size_t>(max_entries, 1) : 0;
+  if (!enabled) trace_.clear();
+}
+
+void DeviceCachingAllocator::snapshot(AllocatorSnapshot& out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  merge_recent();
+  for (Block* head : segments_) {
+    SegmentSnapshot seg{device_, reinterpret_cast<size_t>(head->ptr), 0, 0, 0, 0,
+                        head->stream, !head->pool->small, {}};
+    for (Block* b = head; b != nullptr; b = b->next) {
+      const char* state = b->allocated ? "active_allocated"
+                          : !b->pending.empty() ? "active_pending_free"
+                                                : "inactive";
+      seg.blocks.push_back({reinterpret_cast<size_t>(b->ptr), b->size,
+                            b->allocated ? b->requested : 0, state});
+      seg.total_size += b->size;
+      if (b->allocated) {
+        seg.allocated_size += b->size;
+        seg.requested_size += b->requested;
+      }
+      if (b->allocated || !b->pending.empty()) seg.active_size += b->size;
+    }
+    out.segments.push_back(std::move(seg));
+  }
+  out.device_traces.emplace_back(trace_.begin(), trace_.end());
+}
+
+void DeviceCachingAllocator::begin_allocate_to_pool(StreamId stream, StreamId key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TORCH_CHECK(capturing_stream_ < 0, "openreg device ", int(device_), " is already capturing");
+  capturing_stream_ = stream;
+  pool_key_ = key;
+}
+
+void DeviceCachingAllocator::end_allocate_to_pool() {
+  std::lock_guard<std::mutex> lock(mu_);
+  capturing_stream_ = -1;
+}
+
+void DeviceCachingAllocator::release_pool(StreamId key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  merge_recent();
+  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device_));
+  for (Pool* p : {&small_, &large_}) {
+    for (auto it = p->free_blocks.begin(); it != p->free_blocks.end();) {
+      Block* b = *it++;
+      if (b->stream == key && !b->is_split()) release_segment(b);
+    }
+  }
+}
 }  // namespace
 
 // LITERALINCLUDE START: ALLOCATOR_ALLOCATE
 DataPtr OpenRegDeviceAllocator::allocate(size_t nbytes) {
   DeviceIndex device = current_device();
   if (nbytes == 0) return {nullptr, nullptr, &delete_block, Device(DeviceType::PrivateUse1, device)};
-  size_t size = round_size(nbytes);
   StreamId stream = getCurrentOpenRegStream(device).id();
-  DeviceState& d = *states()[device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  collect_waiting(d);
-  if (stream == d.capturing_stream) stream = d.pool_key;  // a graph's private pool
-
-  // Only blocks freed on this stream are candidates: work queued on the same
-  // stream runs after every earlier use of the block. First a recently freed
-  // block of exactly this size, then the best fit after merging.
-  Pool* pool = size <= kSmallSize ? &d.small : &d.large;
-  Block* b = nullptr;
-  auto recent = d.recent.find({stream, size});
-  if (recent != d.recent.end() && !recent->second.empty()) {
-    b = recent->second.back();
-    recent->second.pop_back();
-    b->stashed = false;
-    d.recent_count--;
-  } else {
-    merge_recent(d);
-    Block key{device, stream, pool, nullptr, size};
-    auto it = pool->free_blocks.lower_bound(&key);
-    if (it != pool->free_blocks.end() && (*it)->stream == stream) {
-      b = *it;
-      remove_free(d, b);
-    } else {
-      b = new_segment(d, segment_size(size), nbytes, stream, pool);
-    }
-    split(d, b, size);
-  }
-
-  b->allocated = true;
-  b->requested = nbytes;
-  update(d.stats.allocation, pool->small, 1);
-  update(d.stats.allocated_bytes, pool->small, static_cast<int64_t>(b->size));
-  update(d.stats.active, pool->small, 1);
-  update(d.stats.active_bytes, pool->small, static_cast<int64_t>(b->size));
-  update(d.stats.requested_bytes, pool->small, static_cast<int64_t>(nbytes));
-  d.record("alloc", b->ptr, b->size, stream);
+  Block* b = device_caching_allocator(device).malloc(nbytes, stream);
   return {b->ptr, b, &delete_block, Device(DeviceType::PrivateUse1, device)};
 }
 // LITERALINCLUDE END: ALLOCATOR_ALLOCATE
@@ -435,52 +589,29 @@ void OpenRegDeviceAllocator::copy_data(void* dest, const void* src, std::size_t 
 }
 
 void OpenRegDeviceAllocator::emptyCache(MempoolId_t) {
-  for (DeviceState* d : states()) {
-    std::lock_guard<std::mutex> lock(d->mu);
-    collect_waiting(*d);
-    release_cached(*d);
-  }
+  for (DeviceIndex i = 0; i < device_count(); ++i) device_caching_allocator(i).empty_cache();
 }
 
-// LITERALINCLUDE START: ALLOCATOR_RECORD_STREAM
+// LITERALINCLUDE START: ALLOCATOR_RECORD_STREAM_DATAPTR
 void OpenRegDeviceAllocator::recordStream(const DataPtr& ptr, c10::Stream stream) {
   if (ptr.get() == nullptr) return;
   TORCH_CHECK(ptr.get_deleter() == &delete_block,
               "record_stream: the memory was not allocated by the openreg allocator");
   auto* b = static_cast<Block*>(ptr.get_context());
-  DeviceState& d = *states()[b->device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  if (stream.id() == b->stream) return;  // its own stream orders itself
-  for (const Stream& s : b->used_on) {
-    if (s == stream) return;
-  }
-  b->used_on.push_back(stream);
+  device_caching_allocator(b->device).record_stream(b, stream);
 }
-// LITERALINCLUDE END: ALLOCATOR_RECORD_STREAM
+// LITERALINCLUDE END: ALLOCATOR_RECORD_STREAM_DATAPTR
 
 CachingDeviceAllocator::DeviceStats OpenRegDeviceAllocator::getDeviceStats(DeviceIndex device) {
-  check_device_index(device);
-  DeviceState& d = *states()[device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  return d.stats;
+  return device_caching_allocator(device).stats();
 }
 
 void OpenRegDeviceAllocator::resetAccumulatedStats(DeviceIndex device) {
-  check_device_index(device);
-  DeviceState& d = *states()[device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  for_each_stat(d.stats, [](Stat& s) { s.reset_accumulated(); });
-  d.stats.num_alloc_retries = 0;
-  d.stats.num_ooms = 0;
-  d.stats.num_device_alloc = 0;
-  d.stats.num_device_free = 0;
+  device_caching_allocator(device).reset_accumulated_stats();
 }
 
 void OpenRegDeviceAllocator::resetPeakStats(DeviceIndex device) {
-  check_device_index(device);
-  DeviceState& d = *states()[device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  for_each_stat(d.stats, [](Stat& s) { s.reset_peak(); });
+  device_caching_allocator(device).reset_peak_stats();
 }
 
 std::pair<size_t, size_t> OpenRegDeviceAllocator::getMemoryInfo(DeviceIndex device) {
@@ -494,88 +625,36 @@ std::pair<size_t, size_t> OpenRegDeviceAllocator::getMemoryInfo(DeviceIndex devi
 void OpenRegDeviceAllocator::setMemoryFraction(double fraction, DeviceIndex device) {
   TORCH_CHECK(fraction > 0 && fraction <= 1, "memory fraction must be in (0, 1], got ", fraction);
   auto [free_bytes, total] = getMemoryInfo(device);
-  DeviceState& d = *states()[device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  d.fraction = fraction;
-  d.limit = static_cast<size_t>(fraction * static_cast<double>(total));
+  device_caching_allocator(device).set_memory_fraction(fraction, total);
 }
 
 double OpenRegDeviceAllocator::getMemoryFraction(DeviceIndex device) {
-  check_device_index(device);
-  DeviceState& d = *states()[device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  return d.fraction;
+  return device_caching_allocator(device).memory_fraction();
 }
 
 void OpenRegDeviceAllocator::recordHistory(bool enabled, size_t max_entries) {
-  for (DeviceState* d : states()) {
-    std::lock_guard<std::mutex> lock(d->mu);
-    d->trace_max = enabled ? std::max<size_t>(max_entries, 1) : 0;
-    if (!enabled) d->trace.clear();
+  for (DeviceIndex i = 0; i < device_count(); ++i) {
+    device_caching_allocator(i).record_history(enabled, max_entries);
   }
 }
 
 AllocatorSnapshot OpenRegDeviceAllocator::snapshot() {
   AllocatorSnapshot result;
-  for (DeviceState* d : states()) {
-    std::lock_guard<std::mutex> lock(d->mu);
-    merge_recent(*d);
-    for (Block* head : d->segments) {
-      SegmentSnapshot seg{d->device, reinterpret_cast<size_t>(head->ptr), 0, 0, 0, 0,
-                          head->stream, !head->pool->small, {}};
-      for (Block* b = head; b != nullptr; b = b->next) {
-        const char* state = b->allocated ? "active_allocated"
-                            : !b->pending.empty() ? "active_pending_free"
-                                                  : "inactive";
-        seg.blocks.push_back({reinterpret_cast<size_t>(b->ptr), b->size,
-                              b->allocated ? b->requested : 0, state});
-        seg.total_size += b->size;
-        if (b->allocated) {
-          seg.allocated_size += b->size;
-          seg.requested_size += b->requested;
-        }
-        if (b->allocated || !b->pending.empty()) seg.active_size += b->size;
-      }
-      result.segments.push_back(std::move(seg));
-    }
-    result.device_traces.emplace_back(d->trace.begin(), d->trace.end());
-  }
+  for (DeviceIndex i = 0; i < device_count(); ++i) device_caching_allocator(i).snapshot(result);
   return result;
 }
 
-namespace {
-// Pool keys are negative: stream ids are not.
-StreamId pool_key(MempoolId_t pool) { return -static_cast<StreamId>(pool.first); }
-}  // namespace
-
 void OpenRegDeviceAllocator::beginAllocateToPool(DeviceIndex device, MempoolId_t pool,
                                                  StreamId stream) {
-  check_device_index(device);
-  DeviceState& d = *states()[device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  TORCH_CHECK(d.capturing_stream < 0, "openreg device ", int(device), " is already capturing");
-  d.capturing_stream = stream;
-  d.pool_key = pool_key(pool);
+  device_caching_allocator(device).begin_allocate_to_pool(stream, pool_key(pool));
 }
 
 void OpenRegDeviceAllocator::endAllocateToPool(DeviceIndex device) {
-  DeviceState& d = *states()[device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  d.capturing_stream = -1;
+  device_caching_allocator(device).end_allocate_to_pool();
 }
 
 void OpenRegDeviceAllocator::releasePool(DeviceIndex device, MempoolId_t pool) {
-  DeviceState& d = *states()[device];
-  std::lock_guard<std::mutex> lock(d.mu);
-  merge_recent(d);
-  StreamId key = pool_key(pool);
-  c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, d.device));
-  for (Pool* p : {&d.small, &d.large}) {
-    for (auto it = p->free_blocks.begin(); it != p->free_blocks.end();) {
-      Block* b = *it++;
-      if (b->stream == key && !b->is_split()) release_segment(d, b);
-    }
-  }
+  device_caching_allocator(device).release_pool(pool_key(pool));
 }
 
 // LITERALINCLUDE START: ALLOCATOR_REGISTER

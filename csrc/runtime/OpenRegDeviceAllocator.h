@@ -45,7 +45,9 @@ struct AllocatorSnapshot {
 
 // Carves tensors out of large driver allocations (segments), splits and merges
 // blocks, and keeps freed blocks for reuse by the same stream. The driver,
-// whose orFree synchronizes the device like cudaFree, is called rarely.
+// whose orFree synchronizes the device like cudaFree, is called rarely. This is
+// the front PyTorch calls; each device's state and lock live in a per-device
+// DeviceCachingAllocator (OpenRegDeviceAllocator.cpp) that every method forwards to.
 class OpenRegDeviceAllocator final : public c10::DeviceAllocator {
  public:
   DataPtr allocate(size_t nbytes) override;
