@@ -186,11 +186,11 @@ orError_t prepare_copy(void*& dst, const void*& src, size_t count, orMemcpyKind 
   }
   if (dst_dev) {
     if (orError_t err = check_device_range(dst, count, "memcpy destination")) return err;
-    dst = device_memory(device_of(dst)).to_kernel(dst);
+    dst = kernel_address(dst);
   }
   if (src_dev) {
     if (orError_t err = check_device_range(src, count, "memcpy source")) return err;
-    src = device_memory(device_of(src)).to_kernel(src);
+    src = kernel_address(src);
   }
   return ok();
 }
@@ -501,9 +501,8 @@ orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr) {
     *kernel_ptr = nullptr;
     return ok();
   }
-  int dev = device_of(dev_ptr);
-  if (dev < 0) return fail(orErrorInvalidDevicePointer, "kernel argument is not device memory");
-  *kernel_ptr = device_memory(dev).to_kernel(dev_ptr);
+  *kernel_ptr = kernel_address(dev_ptr);
+  if (*kernel_ptr == nullptr) return fail(orErrorInvalidDevicePointer, "kernel argument is not device memory");
   return ok();
 }
 // LITERALINCLUDE END: DRIVER_KERNEL_POINTER
@@ -556,7 +555,7 @@ orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t strea
   OR_REFUSE_IN_FORKED_CHILD();
   if (count == 0) return ok();
   if (orError_t err = check_device_range(dev_ptr, count, "memset destination")) return err;
-  void* target = device_memory(device_of(dev_ptr)).to_kernel(dev_ptr);
+  void* target = kernel_address(dev_ptr);
   submit(resolve_stream(stream), Task{run_set, new SetArgs{target, value, count}, TaskKind::Host, release_args<SetArgs>});
   return ok();
 }
