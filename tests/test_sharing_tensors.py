@@ -9,6 +9,7 @@ test fails, so a broken sharing path fails fast instead of leaving processes wai
 """
 
 import gc
+import multiprocessing.reduction
 import os
 import pickle
 import subprocess
@@ -236,7 +237,7 @@ def test_dataloader_workers_feed_openreg_tensors():
 def test_storage_alone_is_refused_like_cuda():
     storage = torch.ones(2, device="openreg").untyped_storage()
     with pytest.raises(RuntimeError, match="Cannot pickle openreg storage"):
-        mp.reductions.ForkingPickler.dumps(storage)
+        multiprocessing.reduction.ForkingPickler.dumps(storage)
 
 
 def test_plain_pickle_still_copies():

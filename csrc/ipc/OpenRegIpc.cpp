@@ -108,10 +108,11 @@ SharedStorageHandle share_storage(const c10::Storage& storage) {
   orIpcMemHandle_t mem;
   OPENREG_CHECK(orIpcGetMemHandle(&mem, impl->mutable_data(), impl->nbytes()));
   SharedStorageHandle handle{mem.device, mem.fd, mem.offset, mem.size, block->control_fd, 0};
-  // The event that travels with the handle: what is queued so far must finish
-  // before the receiver's stream may touch the memory.
-  orStream_t stream = getCurrentOpenRegStream(impl->device().index()).stream();
-  OPENREG_CHECK(orIpcControlRecord(block->control, stream, &handle.marker));
+  // The event that travels with the handle: what is queued so far on the
+  // device must finish before the receiver's stream may touch the memory.
+  // Every stream counts: pickling runs in a queue's feeder thread, whose
+  // current stream is not the one the user's work went to.
+  OPENREG_CHECK(orIpcControlRecord(block->control, impl->device().index(), &handle.marker));
   OPENREG_CHECK(orIpcControlAddRef(block->control, 1, nullptr));
   return handle;
 }

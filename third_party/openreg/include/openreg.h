@@ -174,8 +174,10 @@ OR_API orError_t orIpcControlCreate(orIpcControl_t* control, int* fd);
 /* Importer: maps the control block behind fd; the caller keeps fd. */
 OR_API orError_t orIpcControlOpen(orIpcControl_t* control, int fd);
 OR_API orError_t orIpcControlDestroy(orIpcControl_t control);
-/* Exporter: a marker that completes when the work queued so far on stream is done. */
-OR_API orError_t orIpcControlRecord(orIpcControl_t control, orStream_t stream, uint64_t* marker);
+/* Exporter: a marker that completes when the work queued so far on every stream
+ * of the device is done (the thread that shares memory is often not the one
+ * that queued the work writing it). */
+OR_API orError_t orIpcControlRecord(orIpcControl_t control, int device, uint64_t* marker);
 /* Importer: later work on stream waits for the marker. If the exporter exits
  * before the marker completes, the stream fails instead of waiting forever. */
 OR_API orError_t orIpcStreamWaitControl(orStream_t stream, orIpcControl_t control, uint64_t marker);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -129,5 +130,7 @@ bool is_capturing(orStream_t s);
 void wait_for(orStream_t s, uint64_t ticket);
 orError_t take_stream_error(orStream_t s);
 orError_t synchronize_device(int device);
+// Calls fn on every live stream of the device, none of which is destroyed meanwhile.
+void for_each_stream(int device, const std::function<void(orStream_t)>& fn);
 
 }  // namespace openreg

@@ -121,18 +121,25 @@ using namespace openreg;
 
 namespace {
 // LITERALINCLUDE START: DRIVER_IPC_MARKER_TASKS
-struct MarkerArgs {
+// One marker is published once every stream of the device has reached it:
+// each stream gets an arrival task, and the last arrival publishes.
+struct PendingMarker {
   std::shared_ptr<ControlMapping> control;
   uint32_t marker;
+  std::atomic<int> remaining{1};  // the recording thread holds one until all are queued
 };
-void complete_marker(void* p) {
-  auto* a = static_cast<MarkerArgs*>(p);
-  std::atomic<uint32_t>& done = a->control->page->completed;
+struct Arrival {
+  std::shared_ptr<PendingMarker> pending;
+};
+void arrive(PendingMarker& p) {
+  if (p.remaining.fetch_sub(1) != 1) return;
+  std::atomic<uint32_t>& done = p.control->page->completed;
   uint32_t seen = done.load();
-  while (seen < a->marker && !done.compare_exchange_weak(seen, a->marker)) {
+  while (seen < p.marker && !done.compare_exchange_weak(seen, p.marker)) {
   }
   futex(&done, FUTEX_WAKE, INT_MAX, nullptr);
 }
+void run_arrival(void* p) { arrive(*static_cast<Arrival*>(p)->pending); }
 
 struct WaitArgs {
   std::shared_ptr<ControlMapping> control;
@@ -298,16 +305,22 @@ orError_t orIpcControlDestroy(orIpcControl_t control) {
 }
 
 // LITERALINCLUDE START: DRIVER_IPC_RECORD_WAIT
-orError_t orIpcControlRecord(orIpcControl_t control, orStream_t stream, uint64_t* marker) {
+orError_t orIpcControlRecord(orIpcControl_t control, int device, uint64_t* marker) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (control == nullptr || marker == nullptr || control->fd < 0) {
     return fail(orErrorInvalidValue, "orIpcControlRecord: needs a control block this process created");
   }
-  orStream_t s = resolve_stream(stream);
-  if (is_capturing(s)) return fail(orErrorNotPermitted, "memory cannot be shared while its stream is capturing");
-  uint32_t m = control->next_marker.fetch_add(1) + 1;
-  submit(s, Task{complete_marker, new MarkerArgs{control->mapping, m}, TaskKind::Host, release<MarkerArgs>});
-  *marker = m;
+  if (orError_t err = check_device(device)) return err;
+  auto pending = std::make_shared<PendingMarker>();
+  pending->control = control->mapping;
+  pending->marker = control->next_marker.fetch_add(1) + 1;
+  for_each_stream(device, [&](orStream_t s) {
+    if (is_capturing(s)) return;  // captured work runs only when its graph is replayed
+    pending->remaining.fetch_add(1);
+    submit(s, Task{run_arrival, new Arrival{pending}, TaskKind::Host, release<Arrival>});
+  });
+  arrive(*pending);  // drop the recording thread's hold
+  *marker = pending->marker;
   return ok();
 }
 

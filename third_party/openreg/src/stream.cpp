@@ -279,6 +279,12 @@ orError_t synchronize_device(int device) {
   return first;
 }
 
+void for_each_stream(int device, const std::function<void(orStream_t)>& fn) {
+  auto& ds = device_streams()[device];
+  std::lock_guard<std::mutex> lock(ds.mu);  // no stream of the list is destroyed meanwhile
+  for (orStream_t s : ds.streams) fn(s);
+}
+
 }  // namespace openreg
 
 using namespace openreg;
