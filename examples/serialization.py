@@ -23,7 +23,7 @@ print("weight on", loaded["model"]["weight"].device,
       "| Adam state on", loaded["optimizer"]["state"][0]["exp_avg"].device)
 restored = torch.nn.Linear(4, 2).to("openreg:1")
 restored.load_state_dict(loaded["model"])
-print("restored equals saved:", torch.equal(restored.weight, model.weight))
+print("restored equals saved:", restored.weight.cpu().equal(model.weight.cpu()))
 # LITERALINCLUDE END: EXAMPLE_SERIALIZATION_CHECKPOINT
 
 # LITERALINCLUDE START: EXAMPLE_SERIALIZATION_MAP_LOCATION
@@ -35,14 +35,18 @@ for where in ("cpu", torch.device("openreg:0"), {"openreg:1": "openreg:0"},
 
 # LITERALINCLUDE START: EXAMPLE_SERIALIZATION_FEWER_DEVICES
 # The same checkpoint read by a process that sees one openreg device, or none.
-reader = "import sys, torch; print(torch.load(sys.argv[1], map_location=sys.argv[2] or None)" \
-         "['model']['weight'].device)"
-for env, where in (({"OPENREG_DEVICE_COUNT": "1"}, ""), ({"OPENREG_DEVICE_COUNT": "1"}, "cpu"),
-                   ({"OPENREG_VISIBLE_DEVICES": ""}, "cpu")):
-    run = subprocess.run([sys.executable, "-c", reader, path, where], capture_output=True,
-                         text=True, env={**os.environ, **env})
-    answer = run.stdout.strip() or run.stderr.strip().splitlines()[-1]
-    print(f"{env} map_location={where or None!r}: {answer}")
+reader = """
+import sys, torch
+for where in (None, "cpu", {"openreg:1": "openreg:0"}):
+    try:
+        print(f"  map_location={where}: {torch.load(sys.argv[1], map_location=where)['model']['weight'].device}")
+    except RuntimeError as error:
+        print(f"  map_location={where}: RuntimeError: {error}")
+"""
+for env in ({"OPENREG_DEVICE_COUNT": "1"}, {"OPENREG_VISIBLE_DEVICES": ""}):
+    print(env)
+    print(subprocess.run([sys.executable, "-c", reader, path], capture_output=True, text=True,
+                         env={**os.environ, **env}).stdout, end="")
 # LITERALINCLUDE END: EXAMPLE_SERIALIZATION_FEWER_DEVICES
 
 # LITERALINCLUDE START: EXAMPLE_SERIALIZATION_INTERNAL_FORMAT
