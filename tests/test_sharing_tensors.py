@@ -57,14 +57,6 @@ def children():
 
 # ---- children (module level, so spawned processes can import them) ----
 
-def double_in_place(inbox, outbox):
-    t = inbox.get(timeout=WAIT)
-    outbox.put(t.sum().item())
-    t.mul_(2)
-    torch.openreg.synchronize()
-    outbox.put("doubled")
-
-
 def send_after_gated_work(outbox, done, exit_without_opening):
     from conftest import gate
 
@@ -102,18 +94,6 @@ def receive_arg(t, conn):
     conn.send("added")
 
 
-def consume(jobs, results):
-    while True:
-        item = jobs.get(timeout=WAIT)
-        if item is None:
-            return
-        index, t = item
-        total = t.sum().item()
-        t.mul_(-1)
-        torch.openreg.synchronize()
-        results.put((index, total, os.getpid()))
-
-
 class OpenRegRange(torch.utils.data.Dataset):
     """Item i is a tensor of three i's, made on the device by the worker."""
 
@@ -125,17 +105,6 @@ class OpenRegRange(torch.utils.data.Dataset):
 
 
 # ---- tests ----
-
-def test_queue_to_child_in_place_write_seen_by_producer():
-    t = torch.arange(8.0, device="openreg")
-    with children() as (ctx, start):
-        inbox, outbox = ctx.Queue(), ctx.Queue()
-        start(double_in_place, inbox, outbox)
-        inbox.put(t)
-        assert outbox.get(timeout=WAIT) == 28.0
-        assert outbox.get(timeout=WAIT) == "doubled"
-    assert t.tolist() == [2.0 * i for i in range(8)]
-
 
 def test_receiver_waits_for_the_producers_queued_work():
     with children() as (ctx, start):
@@ -207,21 +176,6 @@ def test_process_args_and_pipes():
     assert u.tolist() == [1.0, 1.0]
 
 
-def test_producer_and_two_consumers():
-    tensors = [torch.full((100,), float(i), device="openreg") for i in range(8)]
-    with children() as (ctx, start):
-        jobs, results = ctx.Queue(), ctx.Queue()
-        for _ in range(2):
-            start(consume, jobs, results)
-        for i, t in enumerate(tensors):
-            jobs.put((i, t))
-        for _ in range(2):
-            jobs.put(None)
-        got = sorted(results.get(timeout=WAIT) for _ in tensors)
-    assert [(i, total) for i, total, _ in got] == [(i, 100.0 * i) for i in range(8)]
-    assert all(t.eq(-i).all() for i, t in enumerate(tensors))  # the consumers' writes
-
-
 def test_dataloader_workers_feed_openreg_tensors():
     loader = torch.utils.data.DataLoader(
         OpenRegRange(), batch_size=4, num_workers=2, multiprocessing_context="spawn", timeout=WAIT
@@ -248,7 +202,8 @@ def test_plain_pickle_still_copies():
     assert t.tolist() == [0.0, 1.0, 2.0] and u.device == t.device
 
 
-def test_example_runs():
+def test_example_producer_and_two_consumers():
+    """The chapter's example: one producer, two consumers, in-place writes seen by the producer."""
     # Run by path, not with -c: spawned children re-import the script's functions.
     result = subprocess.run([sys.executable, str(ROOT / "examples" / "sharing_tensors.py")],
                             capture_output=True, text=True, timeout=180, cwd=ROOT)
