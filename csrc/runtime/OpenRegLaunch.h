@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "OpenRegException.h"
+#include "OpenRegStorage.h"
 #include "OpenRegStream.h"
 
 namespace c10::openreg {
@@ -21,7 +22,9 @@ namespace c10::openreg {
 class KernelTensor {
  public:
   explicit KernelTensor(const at::Tensor& t)
-      : data_(const_cast<void*>(t.const_data_ptr())),
+      // First of all, the tensor must still fit its storage: a kernel is
+      // never handed memory the tensor no longer owns.
+      : data_((check_storage_fits(t), const_cast<void*>(t.const_data_ptr()))),
         sizes_(t.sizes().begin(), t.sizes().end()),
         strides_(t.strides().begin(), t.strides().end()),
         dtype_(t.scalar_type()) {}

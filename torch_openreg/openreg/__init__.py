@@ -38,6 +38,8 @@ from .random import (
     set_rng_state,
     set_rng_state_all,
 )
+from .serialization import internal_format, set_internal_format
+from .sharing import ipc_collect
 from .streams import (
     Event,
     ExternalStream,
@@ -87,6 +89,8 @@ __all__ = [
     "get_rng_state",
     "get_rng_state_all",
     "initial_seed",
+    "internal_format",
+    "ipc_collect",
     "is_available",
     "is_initialized",
     "manual_seed",
@@ -94,6 +98,7 @@ __all__ = [
     "seed",
     "seed_all",
     "set_device",
+    "set_internal_format",
     "set_rng_state",
     "set_rng_state_all",
     "synchronize",

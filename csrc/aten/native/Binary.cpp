@@ -75,6 +75,9 @@ bool try_raw_kernel(BinaryOp op, at::Tensor& out, const at::Tensor& a, const at:
     return false;
   }
   if (op == BinaryOp::Div && !c10::isFloatingType(dtype)) return false;
+  for (const at::Tensor* t : {static_cast<const at::Tensor*>(&out), &a, &b}) {  // raw pointers skip KernelTensor's check
+    if (t->is_privateuseone()) c10::openreg::check_storage_fits(*t);
+  }
   auto launch = [&](auto zero) {
     using T = decltype(zero);
     launch_kernel(RawBinaryKernel<T>{op, out.mutable_data_ptr<T>(), a.const_data_ptr<T>(),

@@ -5,6 +5,7 @@
 
 #include "../../runtime/OpenRegHostAllocator.h"
 #include "../../runtime/OpenRegLaunch.h"
+#include "../../runtime/OpenRegStorage.h"
 #include "../../runtime/OpenRegStream.h"
 #include "Minimal.h"
 
@@ -146,6 +147,8 @@ at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_bl
   at::Tensor src = self.sizes() == dst.sizes() ? self : self.expand_as(dst);
   bool src_dev = src.is_privateuseone();
   bool dst_dev = dst.is_privateuseone();
+  if (src_dev) c10::openreg::check_storage_fits(src);  // a shrunk storage: PyTorch's error
+  if (dst_dev) c10::openreg::check_storage_fits(dst);
   if (non_blocking && src_dev != dst_dev && try_copy_non_blocking(dst, src)) return dst;
   if (src_dev && dst_dev) {
     if (src.device() != dst.device()) {

@@ -144,6 +144,47 @@ OR_API orError_t orGraphGetNodeCount(orGraph_t graph, size_t* count);
 OR_API orError_t orGraphDestroy(orGraph_t graph);
 /* LITERALINCLUDE END: DRIVER_API_GRAPHS */
 
+/* ---- Interprocess sharing (src/ipc.cpp) ------------------------------------
+ * Each device's memory is one memfd. A range of it is exported as
+ * (device, memfd, offset, size); a process that received the descriptor (over
+ * a Unix socket, as torch.multiprocessing passes file descriptors) maps that
+ * window with the same two views as local memory: device addresses the host
+ * cannot touch, a kernel view the driver uses. A control block, a shared page
+ * with its own memfd, travels with the range: it carries the exporter's
+ * completion marker (the interprocess event) and the importers' reference
+ * count, so the exporter knows when every importer has let go. */
+/* LITERALINCLUDE START: DRIVER_API_IPC */
+typedef struct orIpcMemHandle {
+  int device;     /* physical id of the device (orDeviceProp.pciBusID) */
+  int fd;         /* the exporter's descriptor of that device's memory; owned by the driver */
+  size_t offset;  /* where the range starts in the device memory */
+  size_t size;
+} orIpcMemHandle_t;
+
+typedef struct orIpcControl_st* orIpcControl_t;
+
+OR_API orError_t orIpcGetMemHandle(orIpcMemHandle_t* handle, void* dev_ptr, size_t size);
+/* fd: this process's descriptor of the exporter's memory; the caller keeps it. */
+OR_API orError_t orIpcOpenMemHandle(void** dev_ptr, const orIpcMemHandle_t* handle, int fd);
+/* Waits for this process's work on the device, then unmaps the range. */
+OR_API orError_t orIpcCloseMemHandle(void* dev_ptr);
+
+/* Exporter: a new control block and its descriptor (owned by the block). */
+OR_API orError_t orIpcControlCreate(orIpcControl_t* control, int* fd);
+/* Importer: maps the control block behind fd; the caller keeps fd. */
+OR_API orError_t orIpcControlOpen(orIpcControl_t* control, int fd);
+OR_API orError_t orIpcControlDestroy(orIpcControl_t control);
+/* Exporter: a marker that completes when the work queued so far on every stream
+ * of the device is done (the thread that shares memory is often not the one
+ * that queued the work writing it). */
+OR_API orError_t orIpcControlRecord(orIpcControl_t control, int device, uint64_t* marker);
+/* Importer: later work on stream waits for the marker. If the exporter exits
+ * before the marker completes, the stream fails instead of waiting forever. */
+OR_API orError_t orIpcStreamWaitControl(orStream_t stream, orIpcControl_t control, uint64_t marker);
+/* Adds delta to the importers' reference count and returns the new count. */
+OR_API orError_t orIpcControlAddRef(orIpcControl_t control, int delta, int64_t* count);
+/* LITERALINCLUDE END: DRIVER_API_IPC */
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -74,6 +75,14 @@ DeviceMemory& device_memory(int device);
 orError_t check_device_range(const void* p, size_t count, const char* what);
 bool is_pinned_host(const void* p, size_t count);
 
+// Memory mapped from another process (ipc.cpp). The lookups above fall back
+// to these ranges when a pointer is in no local device's view.
+int imported_device_of(const void* p);                // -1 if not imported
+char* imported_to_kernel(const void* p);              // nullptr if not imported
+orError_t check_imported_range(const void* p, size_t count, const char* what);
+// The kernel-view address of a device pointer, local or imported (nullptr if neither).
+char* kernel_address(const void* p);
+
 // Copies `count` bytes, splitting large copies across the copy engine's channels.
 void engine_copy(void* dst, const void* src, size_t count);
 
@@ -121,5 +130,7 @@ bool is_capturing(orStream_t s);
 void wait_for(orStream_t s, uint64_t ticket);
 orError_t take_stream_error(orStream_t s);
 orError_t synchronize_device(int device);
+// Calls fn on every live stream of the device, none of which is destroyed meanwhile.
+void for_each_stream(int device, const std::function<void(orStream_t)>& fn);
 
 }  // namespace openreg

@@ -85,13 +85,21 @@ int device_of(const void* p) {
   for (size_t i = 0; i < devs.size(); ++i) {
     if (devs[i]->contains(p)) return static_cast<int>(i);
   }
-  return -1;
+  return imported_device_of(p);
+}
+
+char* kernel_address(const void* p) {
+  for (DeviceMemory* m : all_devices()) {
+    if (m->contains(p)) return m->to_kernel(p);
+  }
+  return imported_to_kernel(p);
 }
 
 orError_t check_device_range(const void* p, size_t count, const char* what) {
   int dev = device_of(p);
   if (dev < 0) return fail(orErrorInvalidValue, std::string(what) + " is not device memory");
   DeviceMemory& m = device_memory(dev);
+  if (!m.contains(p)) return check_imported_range(p, count, what);
   size_t offset = static_cast<size_t>(static_cast<const char*>(p) - m.device_base);
   std::lock_guard<std::mutex> lock(m.mu);
   auto it = m.allocations.upper_bound(offset);

@@ -186,11 +186,11 @@ orError_t prepare_copy(void*& dst, const void*& src, size_t count, orMemcpyKind 
   }
   if (dst_dev) {
     if (orError_t err = check_device_range(dst, count, "memcpy destination")) return err;
-    dst = device_memory(device_of(dst)).to_kernel(dst);
+    dst = kernel_address(dst);
   }
   if (src_dev) {
     if (orError_t err = check_device_range(src, count, "memcpy source")) return err;
-    src = device_memory(device_of(src)).to_kernel(src);
+    src = kernel_address(src);
   }
   return ok();
 }
@@ -277,6 +277,12 @@ orError_t synchronize_device(int device) {
     if (first == orSuccess) first = err;
   }
   return first;
+}
+
+void for_each_stream(int device, const std::function<void(orStream_t)>& fn) {
+  auto& ds = device_streams()[device];
+  std::lock_guard<std::mutex> lock(ds.mu);  // no stream of the list is destroyed meanwhile
+  for (orStream_t s : ds.streams) fn(s);
 }
 
 }  // namespace openreg
@@ -501,9 +507,8 @@ orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr) {
     *kernel_ptr = nullptr;
     return ok();
   }
-  int dev = device_of(dev_ptr);
-  if (dev < 0) return fail(orErrorInvalidDevicePointer, "kernel argument is not device memory");
-  *kernel_ptr = device_memory(dev).to_kernel(dev_ptr);
+  *kernel_ptr = kernel_address(dev_ptr);
+  if (*kernel_ptr == nullptr) return fail(orErrorInvalidDevicePointer, "kernel argument is not device memory");
   return ok();
 }
 // LITERALINCLUDE END: DRIVER_KERNEL_POINTER
@@ -556,7 +561,7 @@ orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t strea
   OR_REFUSE_IN_FORKED_CHILD();
   if (count == 0) return ok();
   if (orError_t err = check_device_range(dev_ptr, count, "memset destination")) return err;
-  void* target = device_memory(device_of(dev_ptr)).to_kernel(dev_ptr);
+  void* target = kernel_address(dev_ptr);
   submit(resolve_stream(stream), Task{run_set, new SetArgs{target, value, count}, TaskKind::Host, release_args<SetArgs>});
   return ok();
 }
