@@ -1,5 +1,7 @@
 // Blas.cpp: matrix multiplication on the device.
 #include <ATen/native/Resize.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/ops/addbmm.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
 #include <c10/core/DeviceGuard.h>
@@ -25,6 +27,9 @@ void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
               mat2.scalar_type());
 }
 
+// Matrix products run PyTorch's CPU kernels on device memory; for float16 and
+// bfloat16 those accumulate in float32 and round once, as CUDA's do (measured
+// in tests/test_mixed_precision.py).
 // LITERALINCLUDE START: NATIVE_MM_LAUNCH
 at::Tensor& launch_mm(at::Tensor& out, const at::Tensor& self, const at::Tensor& mat2) {
   if (out.numel() == 0) return out;
@@ -36,7 +41,64 @@ at::Tensor& launch_mm(at::Tensor& out, const at::Tensor& self, const at::Tensor&
   return out;
 }
 // LITERALINCLUDE END: NATIVE_MM_LAUNCH
+
+void check_addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2) {
+  common_device("addbmm", {self, batch1, batch2});
+  TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of "
+              "batches, got ", batch1.size(0), " and ", batch2.size(0));
+  TORCH_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm (",
+              batch1.size(1), "x", batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2), ")");
+  TORCH_CHECK(self.scalar_type() == batch1.scalar_type() &&
+              batch1.scalar_type() == batch2.scalar_type(),
+              "addbmm: expected self, batch1 and batch2 to have the same dtype, but got: ",
+              self.scalar_type(), ", ", batch1.scalar_type(), " and ", batch2.scalar_type());
+  at::infer_size({batch1.size(1), batch2.size(2)}, self.sizes());  // self must broadcast
+}
+
+at::Tensor& launch_addbmm(at::Tensor& out, const at::Tensor& self, const at::Tensor& batch1,
+                          const at::Tensor& batch2, const c10::Scalar& beta,
+                          const c10::Scalar& alpha) {
+  if (out.numel() == 0) return out;
+  c10::DeviceGuard guard(out.device());
+  launch_kernel([out = KernelTensor(out), s = KernelTensor(self), b1 = KernelTensor(batch1),
+                 b2 = KernelTensor(batch2), beta, alpha] {
+    at::Tensor result = out.cpu();
+    // self may be out itself (addbmm_): the CPU kernel handles that aliasing.
+    at::addbmm_out(result, s.cpu(), b1.cpu(), b2.cpu(), beta, alpha);
+  });
+  return out;
+}
 }  // namespace
+
+at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                  const c10::Scalar& beta, const c10::Scalar& alpha) {
+  check_addbmm(self, batch1, batch2);
+  at::Tensor out =
+      empty_openreg({batch1.size(1), batch2.size(2)}, self.scalar_type(), self.device());
+  return launch_addbmm(out, self, batch1, batch2, beta, alpha);
+}
+
+at::Tensor& addbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                    const c10::Scalar& beta, const c10::Scalar& alpha) {
+  check_addbmm(self, batch1, batch2);
+  TORCH_CHECK(self.sizes() == c10::IntArrayRef({batch1.size(1), batch2.size(2)}),
+              "addbmm_: self of shape ", self.sizes(), " does not match the product's shape [",
+              batch1.size(1), ", ", batch2.size(2), "]");
+  return launch_addbmm(self, self, batch1, batch2, beta, alpha);
+}
+
+at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                       const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  check_addbmm(self, batch1, batch2);
+  TORCH_CHECK(out.device() == self.device(), "Expected out tensor to be on ", self.device(),
+              " but got ", out.device());
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  at::native::resize_output(out, {batch1.size(1), batch2.size(2)});
+  return launch_addbmm(out, self, batch1, batch2, beta, alpha);
+}
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   check_mm(self, mat2);
