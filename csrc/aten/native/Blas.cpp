@@ -6,6 +6,7 @@
 #include <ATen/ops/mm.h>
 #include <c10/core/DeviceGuard.h>
 
+#include "../../amp/ComputeType.h"
 #include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
@@ -36,7 +37,11 @@ at::Tensor& launch_mm(at::Tensor& out, const at::Tensor& self, const at::Tensor&
   c10::DeviceGuard guard(out.device());
   launch_kernel([out = KernelTensor(out), a = KernelTensor(self), b = KernelTensor(mat2)] {
     at::Tensor result = out.cpu();
-    at::mm_out(result, a.cpu(), b.cpu());
+    if (result.scalar_type() == at::kHalf) {  // see in_compute_type
+      result.copy_(at::mm(in_compute_type(a.cpu()), in_compute_type(b.cpu())));
+    } else {
+      at::mm_out(result, a.cpu(), b.cpu());
+    }
   });
   return out;
 }
@@ -65,8 +70,12 @@ at::Tensor& launch_addbmm(at::Tensor& out, const at::Tensor& self, const at::Ten
   launch_kernel([out = KernelTensor(out), s = KernelTensor(self), b1 = KernelTensor(batch1),
                  b2 = KernelTensor(batch2), beta, alpha] {
     at::Tensor result = out.cpu();
-    // self may be out itself (addbmm_): the CPU kernel handles that aliasing.
-    at::addbmm_out(result, s.cpu(), b1.cpu(), b2.cpu(), beta, alpha);
+    if (result.scalar_type() == at::kHalf) {  // see in_compute_type
+      result.copy_(at::addbmm(in_compute_type(s.cpu()), in_compute_type(b1.cpu()),
+                              in_compute_type(b2.cpu()), beta, alpha));
+    } else {  // self may be out itself (addbmm_): the CPU kernel handles that aliasing
+      at::addbmm_out(result, s.cpu(), b1.cpu(), b2.cpu(), beta, alpha);
+    }
   });
   return out;
 }
