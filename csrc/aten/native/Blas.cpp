@@ -1,7 +1,7 @@
 // Blas.cpp: matrix multiplication on the device.
 #include <ATen/native/Resize.h>
 #include <ATen/ExpandUtils.h>
-#include <ATen/ops/addbmm.h>
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
 #include <c10/core/DeviceGuard.h>
@@ -68,13 +68,19 @@ at::Tensor& launch_addbmm(at::Tensor& out, const at::Tensor& self, const at::Ten
   if (out.numel() == 0) return out;
   c10::DeviceGuard guard(out.device());
   launch_kernel([out = KernelTensor(out), s = KernelTensor(self), b1 = KernelTensor(batch1),
-                 b2 = KernelTensor(batch2), beta, alpha] {
+                 b2 = KernelTensor(batch2), beta, alpha, n = batch1.size(1),
+                 bk = batch1.size(0) * batch1.size(2), p = batch2.size(2)] {
+    // One product over all batches at once, (n, b*k) x (b*k, p), so the sum
+    // over batches is accumulated with the rest in float32, as on CUDA (a loop
+    // of addmm_ would round to bfloat16 after every batch).
+    at::Tensor lhs = b1.cpu().transpose(0, 1).reshape({n, bk});
+    at::Tensor rhs = b2.cpu().reshape({bk, p});
     at::Tensor result = out.cpu();
     if (result.scalar_type() == at::kHalf) {  // see in_compute_type
-      result.copy_(at::addbmm(in_compute_type(s.cpu()), in_compute_type(b1.cpu()),
-                              in_compute_type(b2.cpu()), beta, alpha));
+      result.copy_(at::addmm(in_compute_type(s.cpu()), in_compute_type(lhs),
+                             in_compute_type(rhs), beta, alpha));
     } else {  // self may be out itself (addbmm_): the CPU kernel handles that aliasing
-      at::addbmm_out(result, s.cpu(), b1.cpu(), b2.cpu(), beta, alpha);
+      at::addmm_out(result, s.cpu(), lhs, rhs, beta, alpha);
     }
   });
   return out;
