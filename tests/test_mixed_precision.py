@@ -2,7 +2,7 @@
 and bfloat16 kernels, torch.amp.GradScaler's device kernels, and the chapter's examples.
 
 Covers the regions AMP_AUTOCAST_* (policy table, fallthrough, banned op), AMP_COMPUTE_TYPE,
-AMP_SCALER_* (unscale, update, registration) and AMP_PYTHON_SUPPORTED_DTYPES.
+AMP_SCALER_* (unscale, update, registration), NATIVE_MM_LAUNCH and AMP_PYTHON_SUPPORTED_DTYPES.
 """
 
 import math

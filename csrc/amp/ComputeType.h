@@ -7,8 +7,8 @@ namespace at::native::openreg {
 
 // LITERALINCLUDE START: AMP_COMPUTE_TYPE
 // The emulated device's arithmetic is the host CPU's, which has no fast
-// float16 matrix kernels (PyTorch's CPU float16 GEMM is ~20x slower than its
-// float32 one here). So float16 operands are widened to float32, multiplied
+// float16 matrix kernels (PyTorch's CPU float16 GEMM and convolution are 10
+// to 20 times slower than its float32 ones here). So float16 operands are widened to float32, multiplied
 // and accumulated there, and the result is rounded to float16 once when it is
 // stored: the numerics of CUDA's float16 GEMMs (float32 accumulation), at
 // float32 speed. bfloat16 keeps PyTorch's CPU kernels, which already

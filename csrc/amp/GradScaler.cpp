@@ -29,7 +29,7 @@ void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
               " tensor, but is ", t.scalar_type());
 }
 
-// LITERALINCLUDE START: AMP_SCALER_UNSCALE_ONE
+// LITERALINCLUDE START: AMP_SCALER_GRAD_CHECK
 // Multiplies every element of `grad` by `inv_scale` in its math type (float
 // for half and bfloat16, as on CUDA), and reports whether any was inf or NaN.
 bool unscale_and_check(at::Tensor grad, float inv_scale) {
@@ -51,10 +51,10 @@ bool unscale_and_check(at::Tensor grad, float inv_scale) {
   });
   return found;
 }
-// LITERALINCLUDE END: AMP_SCALER_UNSCALE_ONE
+// LITERALINCLUDE END: AMP_SCALER_GRAD_CHECK
 }  // namespace
 
-// LITERALINCLUDE START: AMP_SCALER_UNSCALE
+// LITERALINCLUDE START: AMP_SCALER_FOREACH_UNSCALE
 // GradScaler.unscale_: one kernel for all of a device's gradients of one
 // dtype. found_inf is set to 1.0 if any gradient holds an inf or a NaN; it is
 // never reset here (the scaler passes in a fresh zero).
@@ -84,7 +84,7 @@ void amp_foreach_non_finite_check_and_unscale_(at::TensorList grads, at::Tensor&
     if (any) found.cpu().fill_(1.0f);
   });
 }
-// LITERALINCLUDE END: AMP_SCALER_UNSCALE
+// LITERALINCLUDE END: AMP_SCALER_FOREACH_UNSCALE
 
 // LITERALINCLUDE START: AMP_SCALER_UPDATE
 // GradScaler.update: after a step with an inf or NaN the scale backs off and
