@@ -384,3 +384,16 @@ def test_example_scaler():
     assert out[2].startswith("step, inf injected")
     assert out[6] == "restored scale: 32768.0 | growth tracker: 0"
     assert out[7].endswith("(ratio 32768 = the scale)")
+
+
+def test_benchmark_harness_runs():
+    """benchmarks/amp.py --quick: checks the harness, not the numbers (they are measured by hand)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "amp.py"), "--quick"],
+                            capture_output=True, text=True, timeout=600, cwd=ROOT / "benchmarks")
+    assert result.returncode == 0, result.stderr
+    for case in ("CNN, openreg bf16", "CNN, openreg fp16+scaler", "transformer, openreg bf16",
+                 "transformer, openreg fp16+scaler"):
+        assert case in result.stdout, case
