@@ -21,6 +21,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.out", TORCH_FN(div_out));
   m.impl("mm", TORCH_FN(mm));
   m.impl("mm.out", TORCH_FN(mm_out));
+  m.impl("addmm", TORCH_FN(addmm));
+  m.impl("addmm_", TORCH_FN(addmm_));
+  m.impl("addmm.out", TORCH_FN(addmm_out));
   m.impl("addbmm", TORCH_FN(addbmm));
   m.impl("addbmm_", TORCH_FN(addbmm_));
   m.impl("addbmm.out", TORCH_FN(addbmm_out));

@@ -47,6 +47,39 @@ at::Tensor& launch_mm(at::Tensor& out, const at::Tensor& self, const at::Tensor&
 }
 // LITERALINCLUDE END: NATIVE_MM_LAUNCH
 
+void check_addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2) {
+  common_device("addmm", {self, mat1, mat2});
+  TORCH_CHECK(mat1.dim() == 2, "mat1 must be a matrix, got ", mat1.dim(), "-D tensor");
+  TORCH_CHECK(mat2.dim() == 2, "mat2 must be a matrix, got ", mat2.dim(), "-D tensor");
+  TORCH_CHECK(mat1.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (",
+              mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
+  TORCH_CHECK(self.scalar_type() == mat1.scalar_type() &&
+              mat1.scalar_type() == mat2.scalar_type(),
+              "self and mat2 must have the same dtype, but got ", self.scalar_type(), ", ",
+              mat1.scalar_type(), " and ", mat2.scalar_type());
+  at::infer_size({mat1.size(0), mat2.size(1)}, self.sizes());  // self must broadcast
+}
+
+// addmm is what nn.Linear runs on a batch of vectors: float16 computes in
+// float32 like mm (see in_compute_type).
+at::Tensor& launch_addmm(at::Tensor& out, const at::Tensor& self, const at::Tensor& mat1,
+                         const at::Tensor& mat2, const c10::Scalar& beta,
+                         const c10::Scalar& alpha) {
+  if (out.numel() == 0) return out;
+  c10::DeviceGuard guard(out.device());
+  launch_kernel([out = KernelTensor(out), s = KernelTensor(self), a = KernelTensor(mat1),
+                 b = KernelTensor(mat2), beta, alpha] {
+    at::Tensor result = out.cpu();
+    if (result.scalar_type() == at::kHalf) {
+      result.copy_(at::addmm(in_compute_type(s.cpu()), in_compute_type(a.cpu()),
+                             in_compute_type(b.cpu()), beta, alpha));
+    } else {  // self may be out itself (addmm_): the CPU kernel handles that aliasing
+      at::addmm_out(result, s.cpu(), a.cpu(), b.cpu(), beta, alpha);
+    }
+  });
+  return out;
+}
+
 void check_addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2) {
   common_device("addbmm", {self, batch1, batch2});
   TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
@@ -86,6 +119,33 @@ at::Tensor& launch_addbmm(at::Tensor& out, const at::Tensor& self, const at::Ten
   return out;
 }
 }  // namespace
+
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                 const c10::Scalar& beta, const c10::Scalar& alpha) {
+  check_addmm(self, mat1, mat2);
+  at::Tensor out = empty_openreg({mat1.size(0), mat2.size(1)}, self.scalar_type(), self.device());
+  return launch_addmm(out, self, mat1, mat2, beta, alpha);
+}
+
+at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                   const c10::Scalar& beta, const c10::Scalar& alpha) {
+  check_addmm(self, mat1, mat2);
+  TORCH_CHECK(self.sizes() == c10::IntArrayRef({mat1.size(0), mat2.size(1)}),
+              "addmm_: self of shape ", self.sizes(), " does not match the product's shape [",
+              mat1.size(0), ", ", mat2.size(1), "]");
+  return launch_addmm(self, self, mat1, mat2, beta, alpha);
+}
+
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                      const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  check_addmm(self, mat1, mat2);
+  TORCH_CHECK(out.device() == self.device(), "Expected out tensor to be on ", self.device(),
+              " but got ", out.device());
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  at::native::resize_output(out, {mat1.size(0), mat2.size(1)});
+  return launch_addmm(out, self, mat1, mat2, beta, alpha);
+}
 
 at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                   const c10::Scalar& beta, const c10::Scalar& alpha) {
