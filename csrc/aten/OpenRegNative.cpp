@@ -24,6 +24,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addmm", TORCH_FN(addmm));
   m.impl("addmm_", TORCH_FN(addmm_));
   m.impl("addmm.out", TORCH_FN(addmm_out));
+  m.impl("bmm", TORCH_FN(bmm));
+  m.impl("bmm.out", TORCH_FN(bmm_out));
+  m.impl("baddbmm", TORCH_FN(baddbmm));
+  m.impl("baddbmm_", TORCH_FN(baddbmm_));
+  m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
   m.impl("addbmm", TORCH_FN(addbmm));
   m.impl("addbmm_", TORCH_FN(addbmm_));
   m.impl("addbmm.out", TORCH_FN(addbmm_out));

@@ -2,6 +2,8 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/addmm.h>
+#include <ATen/ops/baddbmm.h>
+#include <ATen/ops/bmm.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
 #include <c10/core/DeviceGuard.h>
@@ -80,6 +82,51 @@ at::Tensor& launch_addmm(at::Tensor& out, const at::Tensor& self, const at::Tens
   return out;
 }
 
+// bmm and baddbmm: batches of products (attention's math path is made of them).
+void check_baddbmm(const char* op, const at::Tensor& self, const at::Tensor& batch1,
+                   const at::Tensor& batch2) {
+  common_device(op, {self, batch1, batch2});
+  TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of "
+              "batches, got ", batch1.size(0), " and ", batch2.size(0));
+  TORCH_CHECK(batch1.size(2) == batch2.size(1), "Expected size for first two dimensions of "
+              "batch2 tensor to be: [", batch1.size(0), ", ", batch1.size(2), "] but got: [",
+              batch2.size(0), ", ", batch2.size(1), "].");
+  TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type(), "expected scalar type ",
+              batch1.scalar_type(), " but found ", batch2.scalar_type(), " (", op, ")");
+  if (self.defined()) {  // baddbmm: self must match the batches and broadcast to the result
+    TORCH_CHECK(self.scalar_type() == batch1.scalar_type(), "expected scalar type ",
+                batch1.scalar_type(), " but found ", self.scalar_type(), " (", op, ")");
+    at::infer_size({batch1.size(0), batch1.size(1), batch2.size(2)}, self.sizes());
+  }
+}
+
+// self undefined: bmm; otherwise baddbmm. float16 computes in float32.
+at::Tensor& launch_baddbmm(at::Tensor& out, const at::Tensor& self, const at::Tensor& batch1,
+                           const at::Tensor& batch2, const c10::Scalar& beta,
+                           const c10::Scalar& alpha) {
+  if (out.numel() == 0) return out;
+  c10::DeviceGuard guard(out.device());
+  std::optional<KernelTensor> s = self.defined() ? std::optional<KernelTensor>(KernelTensor(self))
+                                                 : std::nullopt;
+  launch_kernel([out = KernelTensor(out), s, b1 = KernelTensor(batch1), b2 = KernelTensor(batch2),
+                 beta, alpha] {
+    at::Tensor result = out.cpu();
+    if (result.scalar_type() == at::kHalf) {  // see in_compute_type
+      at::Tensor product = s ? at::baddbmm(in_compute_type(s->cpu()), in_compute_type(b1.cpu()),
+                                           in_compute_type(b2.cpu()), beta, alpha)
+                             : at::bmm(in_compute_type(b1.cpu()), in_compute_type(b2.cpu()));
+      result.copy_(product);
+    } else if (s) {  // self may be out itself (baddbmm_): the CPU kernel handles that aliasing
+      at::baddbmm_out(result, s->cpu(), b1.cpu(), b2.cpu(), beta, alpha);
+    } else {
+      at::bmm_out(result, b1.cpu(), b2.cpu());
+    }
+  });
+  return out;
+}
+
 void check_addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2) {
   common_device("addbmm", {self, batch1, batch2});
   TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
@@ -145,6 +192,50 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
               self.scalar_type(), ", but got ", out.scalar_type(), " instead");
   at::native::resize_output(out, {mat1.size(0), mat2.size(1)});
   return launch_addmm(out, self, mat1, mat2, beta, alpha);
+}
+
+at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  check_baddbmm("bmm", at::Tensor(), self, mat2);
+  at::Tensor out = empty_openreg({self.size(0), self.size(1), mat2.size(2)}, self.scalar_type(),
+                                 self.device());
+  return launch_baddbmm(out, at::Tensor(), self, mat2, 0, 1);
+}
+
+at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  check_baddbmm("bmm", at::Tensor(), self, mat2);
+  TORCH_CHECK(out.device() == self.device(), "Expected out tensor to be on ", self.device(),
+              " but got ", out.device());
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  at::native::resize_output(out, {self.size(0), self.size(1), mat2.size(2)});
+  return launch_baddbmm(out, at::Tensor(), self, mat2, 0, 1);
+}
+
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                   const c10::Scalar& beta, const c10::Scalar& alpha) {
+  check_baddbmm("baddbmm", self, batch1, batch2);
+  at::Tensor out = empty_openreg({batch1.size(0), batch1.size(1), batch2.size(2)},
+                                 self.scalar_type(), self.device());
+  return launch_baddbmm(out, self, batch1, batch2, beta, alpha);
+}
+
+at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                     const c10::Scalar& beta, const c10::Scalar& alpha) {
+  check_baddbmm("baddbmm_", self, batch1, batch2);
+  TORCH_CHECK(self.sizes() == c10::IntArrayRef({batch1.size(0), batch1.size(1), batch2.size(2)}),
+              "baddbmm_: self of shape ", self.sizes(), " does not match the product's shape");
+  return launch_baddbmm(self, self, batch1, batch2, beta, alpha);
+}
+
+at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                        const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  check_baddbmm("baddbmm", self, batch1, batch2);
+  TORCH_CHECK(out.device() == self.device(), "Expected out tensor to be on ", self.device(),
+              " but got ", out.device());
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  at::native::resize_output(out, {batch1.size(0), batch1.size(1), batch2.size(2)});
+  return launch_baddbmm(out, self, batch1, batch2, beta, alpha);
 }
 
 at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
