@@ -61,7 +61,6 @@ constexpr const char* kBorrowed[] = {
     "_softmax", "_softmax.out", "_log_softmax", "_log_softmax.out", "_softmax_backward_data",
     "_softmax_backward_data.out", "_log_softmax_backward_data", "_log_softmax_backward_data.out",
     // matrix products
-    "addmm", "addmm_", "addmm.out", "bmm", "bmm.out", "baddbmm", "baddbmm_", "baddbmm.out",
     "addmv", "addmv.out", "mv", "dot",
     // pooling
     "max_pool2d_with_indices", "max_pool2d_with_indices.out", "max_pool2d_with_indices_backward",

@@ -21,6 +21,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.out", TORCH_FN(div_out));
   m.impl("mm", TORCH_FN(mm));
   m.impl("mm.out", TORCH_FN(mm_out));
+  m.impl("addmm", TORCH_FN(addmm));
+  m.impl("addmm_", TORCH_FN(addmm_));
+  m.impl("addmm.out", TORCH_FN(addmm_out));
+  m.impl("bmm", TORCH_FN(bmm));
+  m.impl("bmm.out", TORCH_FN(bmm_out));
+  m.impl("baddbmm", TORCH_FN(baddbmm));
+  m.impl("baddbmm_", TORCH_FN(baddbmm_));
+  m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
+  m.impl("addbmm", TORCH_FN(addbmm));
+  m.impl("addbmm_", TORCH_FN(addbmm_));
+  m.impl("addbmm.out", TORCH_FN(addbmm_out));
   m.impl("uniform_", TORCH_FN(uniform_));
   m.impl("normal_", TORCH_FN(normal_));
   m.impl("random_", TORCH_FN(random_));

@@ -7,8 +7,9 @@ from typing import Any, Union
 import torch
 from torch_openreg import _C
 
-from . import memory
+from . import amp, memory
 from ._utils import _get_device_index
+from .amp import get_amp_supported_dtype, is_bf16_supported
 from .fallback import fallback_counts, fallback_report, reset_fallback_counts
 from .memory import (
     empty_cache,
@@ -62,6 +63,8 @@ __all__ = [
     "default_stream",
     "empty_cache",
     "fallback_counts",
+    "get_amp_supported_dtype",
+    "is_bf16_supported",
     "fallback_report",
     "reset_fallback_counts",
     "empty_host_cache",

@@ -5,6 +5,7 @@
 #include <ATen/ops/empty_like.h>
 #include <c10/core/DeviceGuard.h>
 
+#include "../../amp/ComputeType.h"
 #include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
@@ -61,9 +62,11 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   launch_kernel([out = KernelTensor(out), in = KernelTensor(input), w = KernelTensor(weight),
                  b = kernel_view(bias), stride = stride.vec(), padding = padding.vec(),
                  dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups] {
-    std::optional<at::Tensor> cpu_bias = b ? std::optional<at::Tensor>(b->cpu()) : std::nullopt;
-    out.cpu().copy_(at::convolution(in.cpu(), w.cpu(), cpu_bias, stride, padding, dilation,
-                                    transposed, output_padding, groups));
+    // float16 is computed in float32 and rounded by the copy (see in_compute_type).
+    std::optional<at::Tensor> cpu_bias =
+        b ? std::optional<at::Tensor>(in_compute_type(b->cpu())) : std::nullopt;
+    out.cpu().copy_(at::convolution(in_compute_type(in.cpu()), in_compute_type(w.cpu()), cpu_bias,
+                                    stride, padding, dilation, transposed, output_padding, groups));
   });
   return out;
 }
@@ -88,7 +91,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
                  in = KernelTensor(input), w = KernelTensor(weight), bias_size,
                  stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
                  transposed, output_padding = output_padding.vec(), groups, output_mask] {
-    auto [di, dw, db] = at::convolution_backward(go.cpu(), in.cpu(), w.cpu(),
+    auto [di, dw, db] = at::convolution_backward(in_compute_type(go.cpu()),
+                                                 in_compute_type(in.cpu()),
+                                                 in_compute_type(w.cpu()),
                                                  std::vector<int64_t>{bias_size}, stride, padding,
                                                  dilation, transposed, output_padding, groups,
                                                  output_mask);

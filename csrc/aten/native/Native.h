@@ -28,6 +28,26 @@ at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor&
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2);
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out);
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                 const c10::Scalar& beta, const c10::Scalar& alpha);
+at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                   const c10::Scalar& beta, const c10::Scalar& alpha);
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                      const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out);
+at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2);
+at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out);
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                   const c10::Scalar& beta, const c10::Scalar& alpha);
+at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                     const c10::Scalar& beta, const c10::Scalar& alpha);
+at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                        const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out);
+at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                  const c10::Scalar& beta, const c10::Scalar& alpha);
+at::Tensor& addbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                    const c10::Scalar& beta, const c10::Scalar& alpha);
+at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                       const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out);
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen);
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen);
