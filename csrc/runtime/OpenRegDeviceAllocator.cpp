@@ -126,7 +126,21 @@ struct DeviceState {
   StreamId capturing_stream = -1;     // the stream whose allocations go to a pool
   StreamId pool_key = 0;              // the pool's key, in place of a stream id
 
+  // profile_memory=True: PyTorch's profiler sees each allocation and free
+  // (a free is reported when requested, before the stats drop by `size`).
+  void report_to_profiler(const char* action, const void* address, size_t size) {
+    if (!c10::memoryProfilingEnabled()) return;
+    bool alloc = std::strcmp(action, "alloc") == 0;
+    if (!alloc && std::strcmp(action, "free_requested") != 0) return;
+    auto total = [](const StatArray& s) { return s[static_cast<size_t>(StatType::AGGREGATE)].current; };
+    int64_t delta = alloc ? static_cast<int64_t>(size) : -static_cast<int64_t>(size);
+    c10::reportMemoryUsageToProfiler(const_cast<void*>(address), delta,
+                                     total(stats.allocated_bytes) + (alloc ? 0 : delta),
+                                     total(stats.reserved_bytes), Device(DeviceType::PrivateUse1, device));
+  }
+
   void record(const char* action, const void* address, size_t size, StreamId stream) {
+    report_to_profiler(action, address, size);
     if (trace_max == 0) return;
     if (trace.size() == trace_max) trace.pop_front();
     trace.push_back({action, reinterpret_cast<size_t>(address), size, stream, now_us()});
