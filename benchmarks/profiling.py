@@ -36,6 +36,8 @@ def run(n):
     torch.openreg.synchronize()
     return (time.perf_counter() - start) / n
 run(2000)
+maps = open("/proc/self/maps").read().split()
+print(next(p for p in maps if p.endswith("/libopenreg.so")))  # which driver ran
 print(min(run({n}) for _ in range(3)))
 """
 
@@ -69,15 +71,18 @@ def small_op_seconds(preload: Path | None, n: int) -> float:
     if preload is not None:
         env["LD_PRELOAD"] = str(preload)
     out = subprocess.run([sys.executable, "-c", SMALL_OP.format(n=n)], env=env,
-                         capture_output=True, text=True, check=True)
-    return float(out.stdout.strip())
+                         capture_output=True, text=True, check=True).stdout.split()
+    driver, seconds = out[-2], float(out[-1])
+    if (preload is not None) != (driver == str(preload)):
+        raise SystemExit(f"expected {preload or 'the built driver'}, the op ran on {driver}")
+    return seconds
 
 
 def hooks_off(quick: bool) -> tuple[float, float, float]:
     """(hooked seconds, stripped seconds, median ratio) for the small op."""
     with tempfile.TemporaryDirectory() as tmp:
         stripped = build_stripped_driver(Path(tmp))
-        n, rounds = (2000, 2) if quick else (20000, 9)
+        n, rounds = (2000, 2) if quick else (20000, 15)
         hooked, plain, ratios = [], [], []
         for _ in range(rounds):
             hooked.append(small_op_seconds(None, n))
