@@ -20,11 +20,12 @@ extensions = [
     "sphinx_copybutton",
     "sphinx.ext.graphviz",
     "run_example",
+    "example_figure",
 ]
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
 source_suffix = {".md": "markdown"}
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_generated"]
 
 html_theme = "furo"
 html_title = "torch_openreg: bringing a new accelerator to PyTorch"

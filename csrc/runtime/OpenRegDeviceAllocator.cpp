@@ -160,6 +160,7 @@ class DeviceCachingAllocator {
 
  private:
   void record(const char* action, const void* address, size_t size, StreamId stream);
+  void report_to_profiler(const char* action, const void* address, size_t size);
   void insert_free(Block* b);
   void remove_free(Block* b);
   size_t reserved() const;
@@ -207,8 +208,23 @@ DeviceCachingAllocator& device_caching_allocator(DeviceIndex device) {
 }
 // LITERALINCLUDE END: ALLOCATOR_PER_DEVICE_LOOKUP
 
+// profile_memory=True: PyTorch's profiler sees each allocation and free (a free
+// is reported when requested, before the statistics drop by `size`).
+void DeviceCachingAllocator::report_to_profiler(const char* action, const void* address,
+                                                size_t size) {
+  if (!c10::memoryProfilingEnabled()) return;
+  bool alloc = std::strcmp(action, "alloc") == 0;
+  if (!alloc && std::strcmp(action, "free_requested") != 0) return;
+  auto total = [](const StatArray& s) { return s[static_cast<size_t>(StatType::AGGREGATE)].current; };
+  int64_t delta = alloc ? static_cast<int64_t>(size) : -static_cast<int64_t>(size);
+  c10::reportMemoryUsageToProfiler(const_cast<void*>(address), delta,
+                                   total(stats_.allocated_bytes) + (alloc ? 0 : delta),
+                                   total(stats_.reserved_bytes), Device(DeviceType::PrivateUse1, device_));
+}
+
 void DeviceCachingAllocator::record(const char* action, const void* address, size_t size,
                                     StreamId stream) {
+  report_to_profiler(action, address, size);
   if (trace_max_ == 0) return;
   if (trace_.size() == trace_max_) trace_.pop_front();
   trace_.push_back({action, reinterpret_cast<size_t>(address), size, stream, now_us()});

@@ -154,6 +154,23 @@ OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device) {
                               OpenRegStream::kFirstExternalId + static_cast<StreamId>(index)));
 }
 
+std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream) {
+  {
+    DevicePool& p = pool(device);
+    std::lock_guard<std::mutex> lock(p.mu);
+    for (int level = 0; level < kPriorities; ++level) {
+      for (int index = 0; index < OpenRegStream::kStreamsPerPool; ++index) {
+        if (p.streams[level][index] == stream) return 1 + level * OpenRegStream::kStreamsPerPool + index;
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(external_mu);
+  auto& streams = external_streams();
+  auto it = std::find(streams.begin(), streams.end(), stream);
+  if (it == streams.end()) return std::nullopt;
+  return OpenRegStream::kFirstExternalId + static_cast<StreamId>(it - streams.begin());
+}
+
 double event_elapsed_time(void* start, void* end) {
   TORCH_CHECK(start != nullptr && end != nullptr,
               "both events must be recorded before asking for the elapsed time");

@@ -4,6 +4,8 @@
 #include <c10/core/Stream.h>
 #include <openreg.h>
 
+#include <optional>
+
 namespace c10::openreg {
 
 // A c10::Stream whose id names a driver stream: 0 is the device's default
@@ -39,6 +41,10 @@ OpenRegStream getStreamFromPool(int priority = 0, DeviceIndex device = -1);
 void setCurrentOpenRegStream(OpenRegStream stream);
 // Wraps a driver stream created by other code (a library using the same driver).
 OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device);
+
+// The StreamId PyTorch knows a non-default driver stream by (a pooled or a
+// wrapped external stream), or nullopt; never creates a stream.
+std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream);
 
 // Milliseconds between two recorded driver events (used by the guard and by
 // torch.openreg.Event, which the bindings hand raw event handles).

@@ -184,6 +184,43 @@ OR_API orError_t orIpcStreamWaitControl(orStream_t stream, orIpcControl_t contro
 /* Adds delta to the importers' reference count and returns the new count. */
 OR_API orError_t orIpcControlAddRef(orIpcControl_t control, int delta, int64_t* count);
 /* LITERALINCLUDE END: DRIVER_API_IPC */
+/* ---- Activity records (profiling) ------------------------------------------
+ * While recording is on, the driver stamps every kernel, copy and memset with
+ * the time its stream's worker started and finished it, as CUPTI's activity
+ * API does for CUDA. A launch carries the external correlation id on top of
+ * the launching thread's stack, so a profiler can tie it to the operator that
+ * queued it. Off by default; when off, a launch pays one relaxed load. */
+/* LITERALINCLUDE START: DRIVER_API_ACTIVITY */
+typedef enum orActivityKind {
+  orActivityKindKernel = 0,
+  orActivityKindMemcpy = 1,
+  orActivityKindMemset = 2,
+} orActivityKind;
+
+typedef struct orActivityRecord {
+  orActivityKind kind;
+  int device;
+  orStream_t stream;           /* the stream it ran on (never NULL) */
+  int default_stream;          /* 1 if that is the device's default stream */
+  orMemcpyKind memcpy_kind;    /* copies only */
+  size_t bytes;                /* copies and memsets */
+  uint64_t correlation_id;     /* unique per launch, from 1 */
+  uint64_t external_id;        /* the launching thread's external id, 0 if none */
+  uint64_t queued_ns;          /* orActivityGetTimestamp clock: when it was queued */
+  uint64_t start_ns;           /* when the worker started it */
+  uint64_t end_ns;             /* when the worker finished it */
+} orActivityRecord;
+
+typedef void (*orActivityCallback)(const orActivityRecord* records, size_t count,
+                                   void* user_data);
+
+OR_API orError_t orActivityEnable(int enable);  /* on clears what was recorded */
+OR_API orError_t orActivityGetTimestamp(uint64_t* ns);
+OR_API orError_t orActivityPushExternalCorrelationId(uint64_t id);
+OR_API orError_t orActivityPopExternalCorrelationId(uint64_t* id);
+/* Hands every finished record to callback (on this thread) and forgets them. */
+OR_API orError_t orActivityFlush(orActivityCallback callback, void* user_data);
+/* LITERALINCLUDE END: DRIVER_API_ACTIVITY */
 
 #ifdef __cplusplus
 }

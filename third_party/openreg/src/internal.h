@@ -93,7 +93,23 @@ struct Task {
   void* arg;
   TaskKind kind;
   void (*release)(void*) = nullptr;  // frees `arg` once the task can never run again
+  struct PendingActivity* activity = nullptr;  // set only while recording (activity.cpp)
 };
+
+// ---- activity records (activity.cpp) -----------------------------------------
+// A launch made while recording carries a PendingActivity; submit() wraps it.
+extern std::atomic<bool> activity_recording;
+PendingActivity* activity_open_slow(orStream_t s, orActivityKind kind, size_t bytes,
+                                    orMemcpyKind copy_kind);
+// nullptr unless recording: the launch path pays one relaxed load.
+inline PendingActivity* activity_open(orStream_t s, orActivityKind kind, size_t bytes = 0,
+                                      orMemcpyKind copy_kind = orMemcpyHostToHost) {
+  if (!activity_recording.load(std::memory_order_relaxed)) return nullptr;
+  return activity_open_slow(s, kind, bytes, copy_kind);
+}
+// A task that runs t stamped with its start and end; the record is stored when it finishes.
+Task activity_wrap(const Task& t);
+void activity_discard(PendingActivity* a);  // captured into a graph: never recorded
 
 }  // namespace openreg
 

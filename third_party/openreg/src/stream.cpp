@@ -212,10 +212,11 @@ uint64_t submit(orStream_t s, Task t) {
   {
     std::lock_guard<std::mutex> lock(s->mu);
     if (s->capture != nullptr) {  // recorded, not run
+      if (t.activity != nullptr) activity_discard(std::exchange(t.activity, nullptr));
       s->capture->nodes.push_back(t);
       return 0;
     }
-    s->queue.push_back(t);
+    s->queue.push_back(t.activity != nullptr ? activity_wrap(t) : t);
     ticket = s->submitted.fetch_add(1, std::memory_order_release) + 1;
     wake = s->sleeping;
   }
@@ -478,7 +479,7 @@ orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernel: kernel is NULL");
   orStream_t s = resolve_stream(stream);
-  submit(s, Task{kernel, args, TaskKind::Kernel});
+  submit(s, Task{kernel, args, TaskKind::Kernel, nullptr, activity_open(s, orActivityKindKernel)});
   return config().launch_blocking ? take_stream_error(s) : ok();
 }
 
@@ -486,7 +487,7 @@ orError_t orLaunchKernelEx(orStream_t stream, orKernelFn kernel, void* args, orH
   OR_REFUSE_IN_FORKED_CHILD();
   if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernelEx: kernel is NULL");
   orStream_t s = resolve_stream(stream);
-  submit(s, Task{kernel, args, TaskKind::Kernel, release});
+  submit(s, Task{kernel, args, TaskKind::Kernel, release, activity_open(s, orActivityKindKernel)});
   return config().launch_blocking ? take_stream_error(s) : ok();
 }
 
@@ -537,7 +538,8 @@ orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind k
   if (pageable) {
     if (orError_t err = refuse_if_capturing(s, "a copy from or to pageable host memory")) return err;
   }
-  uint64_t ticket = submit(s, Task{run_copy, new CopyArgs{dst, src, count}, TaskKind::Host, release_args<CopyArgs>});
+  uint64_t ticket = submit(s, Task{run_copy, new CopyArgs{dst, src, count}, TaskKind::Host, release_args<CopyArgs>,
+                                   activity_open(s, orActivityKindMemcpy, count, kind)});
   // Pageable host memory may be reused as soon as we return, so the copy is
   // finished before returning; only pinned memory overlaps with the host.
   if (pageable) wait_for(s, ticket);
@@ -562,7 +564,9 @@ orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t strea
   if (count == 0) return ok();
   if (orError_t err = check_device_range(dev_ptr, count, "memset destination")) return err;
   void* target = kernel_address(dev_ptr);
-  submit(resolve_stream(stream), Task{run_set, new SetArgs{target, value, count}, TaskKind::Host, release_args<SetArgs>});
+  orStream_t s = resolve_stream(stream);
+  submit(s, Task{run_set, new SetArgs{target, value, count}, TaskKind::Host, release_args<SetArgs>,
+                 activity_open(s, orActivityKindMemset, count)});
   return ok();
 }
 

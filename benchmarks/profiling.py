@@ -1,0 +1,140 @@
+"""What profiling costs: the driver's activity hooks when off, and the profilers when on.
+
+    python benchmarks/profiling.py            # full run (a few minutes: builds a driver copy)
+    python benchmarks/profiling.py --quick    # a few iterations, to check the harness works
+
+1. Profiling off. The driver is built a second time with its activity hooks stripped out of
+   stream.cpp (the lines that name `activity`), and the small-op case of benchmarks/run.py
+   (`add` of 64 floats, launch to completion) runs against both drivers, alternating rounds,
+   each in a fresh process (LD_PRELOAD picks the stripped driver). The issue's bound: the
+   median ratio (hooked / stripped) is within 2 % of 1.
+2. Profiling on. The same op under torch.profiler.profile(activities=[CPU, PrivateUse1]) on
+   openreg against the op without the profiler, and against the CPU profiler on CPU tensors,
+   in alternating rounds as benchmarks/run.py does.
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DRIVER = ROOT / "third_party" / "openreg"
+
+SMALL_OP = """
+import time, torch
+a = torch.randn(64, device="openreg"); b = torch.randn(64, device="openreg")
+def run(n):
+    start = time.perf_counter()
+    for _ in range(n):
+        a + b
+    torch.openreg.synchronize()
+    return (time.perf_counter() - start) / n
+run(2000)
+maps = open("/proc/self/maps").read().split()
+print(next(p for p in maps if p.endswith("/libopenreg.so")))  # which driver ran
+print(min(run({n}) for _ in range(5)))
+"""
+
+
+def strip_hooks(source: str) -> str:
+    """stream.cpp without the activity hooks: the driver as it was before profiling."""
+    source = re.sub(r"\n[^\n]*activity_discard[^\n]*", "", source)
+    source = source.replace("t.activity != nullptr ? activity_wrap(t) : t", "t")
+    source = re.sub(r",\s*activity_open\([^()]*\)", "", source)
+    if "activity" in source:
+        raise SystemExit("stream.cpp has activity hooks this script does not know how to strip")
+    return source
+
+
+def build_stripped_driver(out: Path) -> Path:
+    src = out / "src"
+    src.mkdir()
+    for f in (DRIVER / "src").iterdir():
+        text = f.read_text()
+        (src / f.name).write_text(strip_hooks(text) if f.name == "stream.cpp" else text)
+    lib = out / "libopenreg.so"
+    subprocess.run(["c++", "-O3", "-DNDEBUG", "-std=c++20", "-shared", "-fPIC",
+                    "-fvisibility=hidden", "-Wl,-soname,libopenreg.so", f"-I{DRIVER / 'include'}",
+                    f"-I{src}", *sorted(str(p) for p in src.glob("*.cpp")), "-o", str(lib),
+                    "-lpthread"], check=True)
+    return lib
+
+
+def small_op_seconds(preload: Path | None, n: int) -> float:
+    env = dict(os.environ)
+    if preload is not None:
+        env["LD_PRELOAD"] = str(preload)
+    out = subprocess.run([sys.executable, "-c", SMALL_OP.format(n=n)], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    driver, seconds = out[-2], float(out[-1])
+    if (preload is not None) != (driver == str(preload)):
+        raise SystemExit(f"expected {preload or 'the built driver'}, the op ran on {driver}")
+    return seconds
+
+
+def hooks_off(quick: bool) -> tuple[float, float, float, float]:
+    """Small-op seconds, hooked and stripped (best of all rounds), and two ratios of them: the
+    best times' ratio (robust to a busy machine) and the median of the per-round ratios."""
+    with tempfile.TemporaryDirectory() as tmp:
+        stripped = build_stripped_driver(Path(tmp))
+        n, rounds = (2000, 2) if quick else (20000, 15)
+        hooked, plain, ratios = [], [], []
+        for _ in range(rounds):
+            hooked.append(small_op_seconds(None, n))
+            plain.append(small_op_seconds(stripped, n))
+            ratios.append(hooked[-1] / plain[-1])
+    return min(hooked), min(plain), min(hooked) / min(plain), statistics.median(ratios)
+
+
+def per_op(fn, sync, n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    sync()
+    return (time.perf_counter() - start) / n
+
+
+def profiling_on(quick: bool) -> dict[str, float]:
+    """Best per-op seconds over alternating rounds: openreg off/on, CPU under the CPU profiler."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    a, b = torch.randn(64), torch.randn(64)
+    da, db = a.to("openreg"), b.to("openreg")
+    sync = torch.openreg.synchronize
+    n, rounds = (500, 2) if quick else (5000, 7)
+    runs: dict[str, list[float]] = {"openreg off": [], "openreg on": [], "cpu on": []}
+    for _ in range(rounds):
+        runs["openreg off"].append(per_op(lambda: da + db, sync, n))
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]):
+            runs["openreg on"].append(per_op(lambda: da + db, sync, n))
+        with profile(activities=[ProfilerActivity.CPU]):
+            runs["cpu on"].append(per_op(lambda: a + b, lambda: None, n))
+    return {k: min(v) for k, v in runs.items()}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    hooked, plain, best, median = hooks_off(args.quick)
+    print(f"{'case':40} {'per op':>10} {'ratio':>7} {'target':>8}")
+    print(f"{'add 64 floats, driver without hooks':40} {plain * 1e6:8.2f}us")
+    print(f"{'add 64 floats, driver with hooks (off)':40} {hooked * 1e6:8.2f}us {best:7.3f} "
+          f"{'0.98-1.02':>8}   (median of per-round ratios {median:.3f})")
+    on = profiling_on(args.quick)
+    print(f"{'add 64 floats, openreg, not profiled':40} {on['openreg off'] * 1e6:8.2f}us")
+    print(f"{'add 64 floats, openreg, profiled':40} {on['openreg on'] * 1e6:8.2f}us "
+          f"{on['openreg on'] / on['openreg off']:7.2f} {'<= 2':>8}")
+    print(f"{'add 64 floats, CPU, CPU profiler':40} {on['cpu on'] * 1e6:8.2f}us "
+          f"{on['openreg on'] / on['cpu on']:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
