@@ -1,6 +1,7 @@
 // OpenRegCompiledKernel.cpp: the launch of generated kernels, with the eager kernels' pointer translation.
 #include "OpenRegCompiledKernel.h"
 
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/SmallVector.h>
 #include <runtime/OpenRegLaunch.h>
 
@@ -9,8 +10,10 @@
 namespace c10::openreg {
 
 // LITERALINCLUDE START: COMPILE_LAUNCH_IMPL
-void launch_compiled_kernel(CompiledKernelEntry entry, std::vector<CompiledKernelArg> args) {
+void launch_compiled_kernel(CompiledKernelEntry entry, DeviceIndex device,
+                            std::vector<CompiledKernelArg> args) {
   TORCH_CHECK(entry != nullptr, "launch_compiled_kernel: the kernel entry point is null");
+  c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
   // The body runs on the stream's worker, the only place where device
   // addresses may be turned into addresses the host can touch.
   launch_kernel([entry, args = std::move(args)]() mutable {

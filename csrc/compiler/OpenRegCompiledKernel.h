@@ -1,6 +1,8 @@
 // OpenRegCompiledKernel.h: launching a kernel that Inductor generated and compiled on the host.
 #pragma once
 
+#include <c10/core/Device.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -18,8 +20,9 @@ struct CompiledKernelArg {
   uint64_t bits;  // the device address, or the scalar's bytes (int64_t or double)
 };
 
-// Queues entry(args) on the current stream of the current device.
-void launch_compiled_kernel(CompiledKernelEntry entry, std::vector<CompiledKernelArg> args);
+// Queues entry(args) on the current stream of openreg device `device`.
+void launch_compiled_kernel(CompiledKernelEntry entry, DeviceIndex device,
+                            std::vector<CompiledKernelArg> args);
 // LITERALINCLUDE END: COMPILE_LAUNCH_DECL
 
 }  // namespace c10::openreg

@@ -12,7 +12,7 @@ from torch_openreg import _C
 
 # LITERALINCLUDE START: COMPILE_RUNTIME_KERNEL
 class OpenRegKernel:
-    """A compiled kernel: calling it queues the kernel on the current openreg stream.
+    """A compiled kernel: calling it queues the kernel on the current stream of ``device``.
 
     ``entry`` is the address of the generated ``void kernel(void** args)`` in the
     shared library that Inductor's C++ code cache built on the host.
@@ -25,10 +25,10 @@ class OpenRegKernel:
         self.entry = ctypes.cast(function, ctypes.c_void_p).value
         self.num_args = num_args
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any, device: int) -> None:
         if len(args) != self.num_args:
             raise TypeError(f"compiled openreg kernel takes {self.num_args} arguments, got {len(args)}")
-        _C._launch_compiled_kernel(self.entry, *args)
+        _C._launch_compiled_kernel(self.entry, device, *args)
 
 
 def openreg_kernel(async_compile: Any, arg_types: list[str], source: str) -> Any:

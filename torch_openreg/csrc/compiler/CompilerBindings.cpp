@@ -42,18 +42,18 @@ CompiledKernelArg kernel_arg(PyObject* obj, size_t index) {
                                    " has unsupported type ", Py_TYPE(obj)->tp_name));
 }
 
-void launch_compiled_kernel(uintptr_t entry, const py::args& args) {
+void launch_compiled_kernel(uintptr_t entry, int device, const py::args& args) {
   std::vector<CompiledKernelArg> kernel_args;
   kernel_args.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) kernel_args.push_back(kernel_arg(args[i].ptr(), i));
   c10::openreg::launch_compiled_kernel(reinterpret_cast<c10::openreg::CompiledKernelEntry>(entry),
-                                       std::move(kernel_args));
+                                       static_cast<c10::DeviceIndex>(device), std::move(kernel_args));
 }
 // LITERALINCLUDE END: COMPILE_LAUNCH_BINDING
 
 void bind_compiler(py::module_& m) {
   m.def("_launch_compiled_kernel",
-        translating<uintptr_t, const py::args&>(launch_compiled_kernel));
+        translating<uintptr_t, int, const py::args&>(launch_compiled_kernel));
   // The driver handle of a device's current stream: Inductor's get_raw_stream.
   m.def("_current_raw_stream", translating<int>([](int device) {
           auto stream = c10::openreg::getCurrentOpenRegStream(static_cast<c10::DeviceIndex>(device));
