@@ -1,4 +1,5 @@
 // OpenRegCompiledKernel.cpp: the launch of generated kernels, with the eager kernels' pointer translation.
+// LITERALINCLUDE START: COMPILE_LAUNCH_INCLUDES
 #include "OpenRegCompiledKernel.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -6,6 +7,7 @@
 #include <runtime/OpenRegLaunch.h>
 
 #include <utility>
+// LITERALINCLUDE END: COMPILE_LAUNCH_INCLUDES
 
 namespace c10::openreg {
 

@@ -1,10 +1,12 @@
 // OpenRegCompiledKernel.h: launching a kernel that Inductor generated and compiled on the host.
 #pragma once
 
+// LITERALINCLUDE START: COMPILE_LAUNCH_HEADER_INCLUDES
 #include <c10/core/Device.h>
 
 #include <cstdint>
 #include <vector>
+// LITERALINCLUDE END: COMPILE_LAUNCH_HEADER_INCLUDES
 
 namespace c10::openreg {
 

@@ -1,4 +1,5 @@
 // CompilerBindings.cpp: the launch call that torch.compile's generated Python wrapper makes for each kernel.
+// LITERALINCLUDE START: COMPILE_BINDING_INCLUDES
 #include "../Bindings.h"
 
 #include <torch/csrc/autograd/python_variable.h>
@@ -7,7 +8,7 @@
 #include <runtime/OpenRegStream.h>
 
 #include <cstring>
-#include <string>
+// LITERALINCLUDE END: COMPILE_BINDING_INCLUDES
 
 namespace torch_openreg {
 namespace {
