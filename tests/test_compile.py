@@ -79,6 +79,8 @@ def test_kernels_launch_on_the_current_stream_of_their_device():
     f = torch.compile(lambda a: (a * 3 + 1).relu())
     x = torch.randn(1000, device="openreg:1")
     side = torch.openreg.Stream(device=1)
+    with torch.openreg.stream(side):
+        f(x)  # compile (and recompile for the stream context) outside the gate
     with torch.openreg.stream(side), gate(side) as release:
         out = f(x)  # queued behind the gate: the launch returned without running it
         assert side.query() is False

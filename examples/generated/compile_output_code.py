@@ -34,16 +34,17 @@ empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2
 
 
 # LITERALINCLUDE START: COMPILE_GENERATED_KERNEL
-openreg_fused_add_mul_native_layer_norm_sigmoid_0 = openreg_kernel(async_compile, ['const float*', 'const float*', 'float*', 'float*', 'float*'], r'''
+openreg_fused_add_mul_native_layer_norm_sigmoid_0 = openreg_kernel(async_compile, ['float*', 'const float*', 'const float*', 'float*', 'float*'], r'''
 #include <torch/csrc/inductor/cpp_prefix.h>
-extern "C"  void  openreg_kernel_body(const float* in_ptr0,
+extern "C"  void  openreg_kernel_body(float* in_out_ptr0,
+                       const float* in_ptr0,
                        const float* in_ptr1,
-                       float* out_ptr0,
                        float* out_ptr1,
                        float* out_ptr2)
 {
     std::atomic<int> inductor_cpu_integer_div_error{0};
     inductor_cpu_integer_div_error_flag = &inductor_cpu_integer_div_error;
+    auto out_ptr0 = in_out_ptr0;
     #pragma omp parallel
     {
         int tid = omp_get_thread_num();
@@ -52,12 +53,8 @@ extern "C"  void  openreg_kernel_body(const float* in_ptr0,
             for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(256L); x0+=static_cast<int64_t>(1L))
             {
                 {
-                    Welford<float> tmp_acc0 = Welford<float>();
-                    Welford<at::vec::Vectorized<float>> tmp_acc0_vec = Welford<at::vec::Vectorized<float>>();
-                    Welford<at::vec::Vectorized<float>> masked_tmp_acc0_vec = Welford<at::vec::Vectorized<float>>();
-                    static WelfordHelper<float, 4096> scalar_welford_helper0(static_cast<int64_t>(64L));
-                    static WelfordHelper<at::vec::Vectorized<float>, 4096> welford_helper0(static_cast<int64_t>(4L));
-                    static WelfordHelper<at::vec::Vectorized<float>, 4096> masked_welford_helper0(static_cast<int64_t>(0L));
+                    float tmp_acc0 = 0;
+                    at::vec::Vectorized<float> tmp_acc0_vec = at::vec::Vectorized<float>(0);
                     for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(64L); x1+=static_cast<int64_t>(16L))
                     {
                         {
@@ -68,18 +65,67 @@ extern "C"  void  openreg_kernel_body(const float* in_ptr0,
                                 auto tmp1 = decltype(tmp0)(1)/(decltype(tmp0)(1) + tmp0.neg().exp());
                                 auto tmp2 = tmp0 * tmp1;
                                 auto tmp4 = tmp2 + tmp3;
-                                tmp_acc0_vec = welford_combine(tmp_acc0_vec, tmp4, &welford_helper0);
+                                tmp_acc0_vec = tmp_acc0_vec + tmp4;
                             }
                         }
                     }
-                    tmp_acc0 = welford_combine(tmp_acc0, &scalar_welford_helper0);
-                    tmp_acc0_vec = welford_combine(tmp_acc0_vec, &welford_helper0);
-                    masked_tmp_acc0_vec = welford_combine(masked_tmp_acc0_vec, &masked_welford_helper0);
-                    tmp_acc0 = welford_combine(tmp_acc0, welford_vec_reduce_all(masked_tmp_acc0_vec));
-                    tmp_acc0 = welford_combine(tmp_acc0, welford_vec_reduce_all(tmp_acc0_vec));
-                    out_ptr0[static_cast<int64_t>(x0)] = static_cast<float>(tmp_acc0.mean);
-                    out_ptr1[static_cast<int64_t>(x0)] = static_cast<float>(tmp_acc0.m2);
+                    tmp_acc0 = tmp_acc0 + at::vec::vec_reduce_all<float, 1>([](at::vec::Vectorized<float>& x, at::vec::Vectorized<float>& y) { return x + y; }, tmp_acc0_vec);
+                    in_out_ptr0[static_cast<int64_t>(x0)] = static_cast<float>(tmp_acc0);
                 }
+            }
+        }
+        #pragma omp single
+        {
+            {
+                for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(256L); x0+=static_cast<int64_t>(16L))
+                {
+                    {
+                        if(C10_LIKELY(x0 >= static_cast<int64_t>(0) && x0 < static_cast<int64_t>(256L)))
+                        {
+                            auto tmp0 = at::vec::Vectorized<float>::loadu(out_ptr0 + static_cast<int64_t>(x0), static_cast<int64_t>(16));
+                            auto tmp1 = static_cast<float>(64.0);
+                            auto tmp2 = at::vec::Vectorized<float>(tmp1);
+                            auto tmp3 = tmp0 / tmp2;
+                            tmp3.store(in_out_ptr0 + static_cast<int64_t>(x0));
+                        }
+                    }
+                }
+            }
+        }
+        {
+            #pragma omp for
+            for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(256L); x0+=static_cast<int64_t>(1L))
+            {
+                {
+                    float tmp_acc0 = 0;
+                    at::vec::Vectorized<float> tmp_acc0_vec = at::vec::Vectorized<float>(0);
+                    for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(64L); x1+=static_cast<int64_t>(16L))
+                    {
+                        {
+                            if(C10_LIKELY(x1 >= static_cast<int64_t>(0) && x1 < static_cast<int64_t>(64L)))
+                            {
+                                auto tmp0 = at::vec::Vectorized<float>::loadu(in_ptr0 + static_cast<int64_t>(x1 + 64L*x0), static_cast<int64_t>(16));
+                                auto tmp3 = at::vec::Vectorized<float>::loadu(in_ptr1 + static_cast<int64_t>(x1), static_cast<int64_t>(16));
+                                auto tmp5 = in_out_ptr0[static_cast<int64_t>(x0)];
+                                auto tmp1 = decltype(tmp0)(1)/(decltype(tmp0)(1) + tmp0.neg().exp());
+                                auto tmp2 = tmp0 * tmp1;
+                                auto tmp4 = tmp2 + tmp3;
+                                auto tmp6 = at::vec::Vectorized<float>(tmp5);
+                                auto tmp7 = tmp4 - tmp6;
+                                auto tmp8 = tmp7 * tmp7;
+                                tmp_acc0_vec = tmp_acc0_vec + tmp8;
+                            }
+                        }
+                    }
+                    tmp_acc0 = tmp_acc0 + at::vec::vec_reduce_all<float, 1>([](at::vec::Vectorized<float>& x, at::vec::Vectorized<float>& y) { return x + y; }, tmp_acc0_vec);
+                    out_ptr1[static_cast<int64_t>(x0)] = static_cast<float>(tmp_acc0);
+                }
+            }
+        }
+        {
+            #pragma omp for
+            for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(256L); x0+=static_cast<int64_t>(1L))
+            {
                 for(int64_t x1=static_cast<int64_t>(0L); x1<static_cast<int64_t>(64L); x1+=static_cast<int64_t>(16L))
                 {
                     {
@@ -87,7 +133,7 @@ extern "C"  void  openreg_kernel_body(const float* in_ptr0,
                         {
                             auto tmp0 = at::vec::Vectorized<float>::loadu(in_ptr0 + static_cast<int64_t>(x1 + 64L*x0), static_cast<int64_t>(16));
                             auto tmp3 = at::vec::Vectorized<float>::loadu(in_ptr1 + static_cast<int64_t>(x1), static_cast<int64_t>(16));
-                            auto tmp5 = out_ptr0[static_cast<int64_t>(x0)];
+                            auto tmp5 = in_out_ptr0[static_cast<int64_t>(x0)];
                             auto tmp8 = out_ptr1[static_cast<int64_t>(x0)];
                             auto tmp1 = decltype(tmp0)(1)/(decltype(tmp0)(1) + tmp0.neg().exp());
                             auto tmp2 = tmp0 * tmp1;
@@ -114,9 +160,9 @@ extern "C"  void  openreg_kernel_body(const float* in_ptr0,
 
 extern "C" __attribute__((visibility("default"))) void kernel(void** args) {
     openreg_kernel_body(
-        static_cast<const float*>(args[0]),
+        static_cast<float*>(args[0]),
         static_cast<const float*>(args[1]),
-        static_cast<float*>(args[2]),
+        static_cast<const float*>(args[2]),
         static_cast<float*>(args[3]),
         static_cast<float*>(args[4]));
 }
@@ -144,9 +190,10 @@ class Runner:
         assert_size_stride(arg0_1, (256, 64), (64, 1), 'input')
         assert_size_stride(arg1_1, (64, ), (1, ), 'input')
         buf0 = empty_strided((256, 1), (1, 256), device='openreg:0', dtype=torch.float32)
-        buf1 = empty_strided((256, 1), (1, 256), device='openreg:0', dtype=torch.float32)
+        buf1 = buf0; del buf0  # reuse
+        buf2 = empty_strided((256, 1), (1, 256), device='openreg:0', dtype=torch.float32)
         buf3 = empty_strided((256, 64), (64, 1), device='openreg:0', dtype=torch.float32)
-        openreg_fused_add_mul_native_layer_norm_sigmoid_0(arg0_1, arg1_1, buf0, buf1, buf3, device=0)
+        openreg_fused_add_mul_native_layer_norm_sigmoid_0(buf1, arg0_1, arg1_1, buf2, buf3, device=0)
         del arg0_1
         del arg1_1
         return (buf3, )

@@ -3,6 +3,8 @@
 from typing import Any
 
 from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
+from torch._inductor import config as inductor_config
+from torch._inductor import lowering
 from torch._inductor import scheduler as scheduler_module
 from torch._inductor import utils as inductor_utils
 from torch._inductor.codegen import common as codegen_common
@@ -37,8 +39,10 @@ CppWrapperCodegen = OpenRegCppWrapperCodegen
 # Inductor (torch 2.13) asks two questions by device *name* where it means "which code
 # generator": BaseSchedulerNode.is_cpu() (skip loop reorderings only Triton supports) and
 # get_current_backend() (which dtype rules the kernel's operations follow). openreg
-# kernels are C++ kernels, so both must answer as for the CPU.
+# kernels are C++ kernels, so both must answer as for the CPU. The lowering of variance
+# also picks the C++ kernels' threshold for its two-pass form by device name.
 _original_current_backend = inductor_utils.get_current_backend
+_original_two_step_variance = lowering.use_two_step_variance
 
 
 def _current_backend(device_type: str | None = None) -> str:
@@ -52,8 +56,17 @@ def _runs_cpp_codegen(node: BaseSchedulerNode) -> bool:
     return device is not None and device.type in ("cpu", "openreg")
 
 
+def _two_step_variance(x: Any, axis: Any, keepdim: bool, input_dtype: Any) -> bool:
+    device = x.get_device()
+    if device is None or device.type != "openreg":
+        return _original_two_step_variance(x, axis, keepdim, input_dtype)
+    with inductor_config.patch(unroll_reductions_threshold=inductor_config.cpp.use_two_step_variance_threshold):
+        return _original_two_step_variance(x, axis, keepdim, input_dtype)
+
+
 def _answer_as_cpp_codegen() -> None:
     BaseSchedulerNode.is_cpu = _runs_cpp_codegen
+    lowering.use_two_step_variance = _two_step_variance
     for module in (inductor_utils, codegen_common, scheduler_module, mm_common):
         module.get_current_backend = _current_backend
 # LITERALINCLUDE END: COMPILE_CPP_CODEGEN_DEVICE
