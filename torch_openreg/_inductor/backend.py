@@ -4,7 +4,7 @@ from typing import Any
 
 from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 from torch._inductor import config as inductor_config
-from torch._inductor import lowering
+from torch._inductor import ir, lowering
 from torch._inductor import scheduler as scheduler_module
 from torch._inductor import utils as inductor_utils
 from torch._inductor.codegen import common as codegen_common
@@ -39,8 +39,9 @@ CppWrapperCodegen = OpenRegCppWrapperCodegen
 # Inductor (torch 2.13) asks two questions by device *name* where it means "which code
 # generator": BaseSchedulerNode.is_cpu() (skip loop reorderings only Triton supports) and
 # get_current_backend() (which dtype rules the kernel's operations follow). openreg
-# kernels are C++ kernels, so both must answer as for the CPU. The lowering of variance
-# also picks the C++ kernels' threshold for its two-pass form by device name.
+# kernels are C++ kernels, so both must answer as for the CPU. Two heuristics tuned for
+# the C++ kernels also go by name: ir.is_cpu() (realize a reused result of exp/sigmoid/...
+# instead of recomputing it) and the two-pass threshold of the variance's lowering.
 _original_current_backend = inductor_utils.get_current_backend
 _original_two_step_variance = lowering.use_two_step_variance
 
@@ -64,8 +65,13 @@ def _two_step_variance(x: Any, axis: Any, keepdim: bool, input_dtype: Any) -> bo
         return _original_two_step_variance(x, axis, keepdim, input_dtype)
 
 
+def _ir_is_cpu(x: Any) -> bool:
+    return ir.get_device_type(x) in ("cpu", "openreg")
+
+
 def _answer_as_cpp_codegen() -> None:
     BaseSchedulerNode.is_cpu = _runs_cpp_codegen
+    ir.is_cpu = _ir_is_cpu
     lowering.use_two_step_variance = _two_step_variance
     for module in (inductor_utils, codegen_common, scheduler_module, mm_common):
         module.get_current_backend = _current_backend
