@@ -34,17 +34,18 @@ empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2
 
 
 # LITERALINCLUDE START: COMPILE_GENERATED_KERNEL
-openreg_fused_add_mul_native_layer_norm_sigmoid_0 = openreg_kernel(async_compile, ['float*', 'const float*', 'const float*', 'float*', 'float*'], r'''
+openreg_fused_add_mul_native_layer_norm_sigmoid_0 = openreg_kernel(async_compile, ['float*', 'float*', 'const float*', 'const float*', 'float*'], r'''
 #include <torch/csrc/inductor/cpp_prefix.h>
 extern "C"  void  openreg_kernel_body(float* in_out_ptr0,
+                       float* in_out_ptr1,
                        const float* in_ptr0,
                        const float* in_ptr1,
-                       float* out_ptr1,
                        float* out_ptr2)
 {
     std::atomic<int> inductor_cpu_integer_div_error{0};
     inductor_cpu_integer_div_error_flag = &inductor_cpu_integer_div_error;
-    auto out_ptr0 = in_out_ptr0;
+    auto out_ptr1 = in_out_ptr0;
+    auto out_ptr0 = in_out_ptr1;
     #pragma omp parallel
     {
         int tid = omp_get_thread_num();
@@ -65,6 +66,7 @@ extern "C"  void  openreg_kernel_body(float* in_out_ptr0,
                                 auto tmp1 = decltype(tmp0)(1)/(decltype(tmp0)(1) + tmp0.neg().exp());
                                 auto tmp2 = tmp0 * tmp1;
                                 auto tmp4 = tmp2 + tmp3;
+                                tmp4.store(in_out_ptr1 + static_cast<int64_t>(x1 + 64L*x0));
                                 tmp_acc0_vec = tmp_acc0_vec + tmp4;
                             }
                         }
@@ -82,7 +84,7 @@ extern "C"  void  openreg_kernel_body(float* in_out_ptr0,
                     {
                         if(C10_LIKELY(x0 >= static_cast<int64_t>(0) && x0 < static_cast<int64_t>(256L)))
                         {
-                            auto tmp0 = at::vec::Vectorized<float>::loadu(out_ptr0 + static_cast<int64_t>(x0), static_cast<int64_t>(16));
+                            auto tmp0 = at::vec::Vectorized<float>::loadu(out_ptr1 + static_cast<int64_t>(x0), static_cast<int64_t>(16));
                             auto tmp1 = static_cast<float>(64.0);
                             auto tmp2 = at::vec::Vectorized<float>(tmp1);
                             auto tmp3 = tmp0 / tmp2;
@@ -104,21 +106,17 @@ extern "C"  void  openreg_kernel_body(float* in_out_ptr0,
                         {
                             if(C10_LIKELY(x1 >= static_cast<int64_t>(0) && x1 < static_cast<int64_t>(64L)))
                             {
-                                auto tmp0 = at::vec::Vectorized<float>::loadu(in_ptr0 + static_cast<int64_t>(x1 + 64L*x0), static_cast<int64_t>(16));
-                                auto tmp3 = at::vec::Vectorized<float>::loadu(in_ptr1 + static_cast<int64_t>(x1), static_cast<int64_t>(16));
-                                auto tmp5 = in_out_ptr0[static_cast<int64_t>(x0)];
-                                auto tmp1 = decltype(tmp0)(1)/(decltype(tmp0)(1) + tmp0.neg().exp());
-                                auto tmp2 = tmp0 * tmp1;
-                                auto tmp4 = tmp2 + tmp3;
-                                auto tmp6 = at::vec::Vectorized<float>(tmp5);
-                                auto tmp7 = tmp4 - tmp6;
-                                auto tmp8 = tmp7 * tmp7;
-                                tmp_acc0_vec = tmp_acc0_vec + tmp8;
+                                auto tmp0 = at::vec::Vectorized<float>::loadu(out_ptr0 + static_cast<int64_t>(x1 + 64L*x0), static_cast<int64_t>(16));
+                                auto tmp1 = in_out_ptr0[static_cast<int64_t>(x0)];
+                                auto tmp2 = at::vec::Vectorized<float>(tmp1);
+                                auto tmp3 = tmp0 - tmp2;
+                                auto tmp4 = tmp3 * tmp3;
+                                tmp_acc0_vec = tmp_acc0_vec + tmp4;
                             }
                         }
                     }
                     tmp_acc0 = tmp_acc0 + at::vec::vec_reduce_all<float, 1>([](at::vec::Vectorized<float>& x, at::vec::Vectorized<float>& y) { return x + y; }, tmp_acc0_vec);
-                    out_ptr1[static_cast<int64_t>(x0)] = static_cast<float>(tmp_acc0);
+                    out_ptr2[static_cast<int64_t>(x0)] = static_cast<float>(tmp_acc0);
                 }
             }
         }
@@ -131,23 +129,19 @@ extern "C"  void  openreg_kernel_body(float* in_out_ptr0,
                     {
                         if(C10_LIKELY(x1 >= static_cast<int64_t>(0) && x1 < static_cast<int64_t>(64L)))
                         {
-                            auto tmp0 = at::vec::Vectorized<float>::loadu(in_ptr0 + static_cast<int64_t>(x1 + 64L*x0), static_cast<int64_t>(16));
-                            auto tmp3 = at::vec::Vectorized<float>::loadu(in_ptr1 + static_cast<int64_t>(x1), static_cast<int64_t>(16));
-                            auto tmp5 = in_out_ptr0[static_cast<int64_t>(x0)];
-                            auto tmp8 = out_ptr1[static_cast<int64_t>(x0)];
-                            auto tmp1 = decltype(tmp0)(1)/(decltype(tmp0)(1) + tmp0.neg().exp());
-                            auto tmp2 = tmp0 * tmp1;
-                            auto tmp4 = tmp2 + tmp3;
-                            auto tmp6 = at::vec::Vectorized<float>(tmp5);
-                            auto tmp7 = tmp4 - tmp6;
-                            auto tmp9 = static_cast<float>(64.0);
-                            auto tmp10 = tmp8 / tmp9;
-                            auto tmp11 = static_cast<float>(1e-05);
-                            auto tmp12 = float(tmp10 + tmp11);
-                            auto tmp13 = 1 / std::sqrt(tmp12);
-                            auto tmp14 = at::vec::Vectorized<float>(tmp13);
-                            auto tmp15 = tmp7 * tmp14;
-                            tmp15.store(out_ptr2 + static_cast<int64_t>(x1 + 64L*x0));
+                            auto tmp0 = at::vec::Vectorized<float>::loadu(out_ptr0 + static_cast<int64_t>(x1 + 64L*x0), static_cast<int64_t>(16));
+                            auto tmp1 = in_out_ptr0[static_cast<int64_t>(x0)];
+                            auto tmp4 = out_ptr2[static_cast<int64_t>(x0)];
+                            auto tmp2 = at::vec::Vectorized<float>(tmp1);
+                            auto tmp3 = tmp0 - tmp2;
+                            auto tmp5 = static_cast<float>(64.0);
+                            auto tmp6 = tmp4 / tmp5;
+                            auto tmp7 = static_cast<float>(1e-05);
+                            auto tmp8 = float(tmp6 + tmp7);
+                            auto tmp9 = 1 / std::sqrt(tmp8);
+                            auto tmp10 = at::vec::Vectorized<float>(tmp9);
+                            auto tmp11 = tmp3 * tmp10;
+                            tmp11.store(in_out_ptr1 + static_cast<int64_t>(x1 + 64L*x0));
                         }
                     }
                 }
@@ -161,9 +155,9 @@ extern "C"  void  openreg_kernel_body(float* in_out_ptr0,
 extern "C" __attribute__((visibility("default"))) void kernel(void** args) {
     openreg_kernel_body(
         static_cast<float*>(args[0]),
-        static_cast<const float*>(args[1]),
+        static_cast<float*>(args[1]),
         static_cast<const float*>(args[2]),
-        static_cast<float*>(args[3]),
+        static_cast<const float*>(args[3]),
         static_cast<float*>(args[4]));
 }
 ''')
@@ -189,14 +183,15 @@ class Runner:
         args.clear()
         assert_size_stride(arg0_1, (256, 64), (64, 1), 'input')
         assert_size_stride(arg1_1, (64, ), (1, ), 'input')
-        buf0 = empty_strided((256, 1), (1, 256), device='openreg:0', dtype=torch.float32)
-        buf1 = buf0; del buf0  # reuse
-        buf2 = empty_strided((256, 1), (1, 256), device='openreg:0', dtype=torch.float32)
-        buf3 = empty_strided((256, 64), (64, 1), device='openreg:0', dtype=torch.float32)
-        openreg_fused_add_mul_native_layer_norm_sigmoid_0(buf1, arg0_1, arg1_1, buf2, buf3, device=0)
+        buf0 = empty_strided((256, 64), (64, 1), device='openreg:0', dtype=torch.float32)
+        buf1 = empty_strided((256, 1), (1, 256), device='openreg:0', dtype=torch.float32)
+        buf2 = buf1; del buf1  # reuse
+        buf3 = empty_strided((256, 1), (1, 256), device='openreg:0', dtype=torch.float32)
+        buf4 = buf0; del buf0  # reuse
+        openreg_fused_add_mul_native_layer_norm_sigmoid_0(buf2, buf4, arg0_1, arg1_1, buf3, device=0)
         del arg0_1
         del arg1_1
-        return (buf3, )
+        return (buf4, )
     # LITERALINCLUDE END: COMPILE_GENERATED_CALL
 
 runner = Runner(partitions=[])
