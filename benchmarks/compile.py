@@ -1,4 +1,4 @@
-"""torch.compile benchmarks: compiled openreg against eager openreg and against compiled CPU, in one run.
+"""torch.compile benchmarks: compiled openreg against eager openreg and compiled CPU, one run.
 
     python benchmarks/compile.py            # full run (compiles take minutes the first time)
     python benchmarks/compile.py --quick    # few iterations, to check the harness works
@@ -87,7 +87,8 @@ def main() -> None:
     model_dev.load_state_dict(model_cpu.state_dict())
     dinputs, dtargets = inputs.to("openreg"), targets.to("openreg")
     step_cpu, step_dev = torch.compile(training_step), torch.compile(training_step)
-    cases.append(("CNN training step: compiled openreg / CPU", lambda: step_dev(model_dev, dinputs, dtargets),
+    cases.append(("CNN training step: compiled openreg / CPU",
+                  lambda: step_dev(model_dev, dinputs, dtargets),
                   lambda: step_cpu(model_cpu, inputs, targets), "<= 1.1"))
 
     for name, numerator, denominator, target in cases:

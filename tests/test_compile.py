@@ -1,4 +1,4 @@
-"""torch.compile on openreg: Dynamo's device interface, Inductor's backend, the example and its generated code.
+"""torch.compile on openreg: Dynamo's interface, Inductor's backend, the example and its code.
 
 Covers COMPILE_DEVICE_INTERFACE, COMPILE_LAZY_HOOKS, COMPILE_REGISTER, COMPILE_SCHEDULING,
 COMPILE_ENTRY_POINT, COMPILE_WRAPPER, COMPILE_RUNTIME_KERNEL, COMPILE_LAUNCH_* and the
@@ -29,10 +29,11 @@ heavy = pytest.mark.skipif(os.environ.get("OPENREG_COMPILE_HEAVY") != "1",
 def test_import_torch_loads_no_compiler():
     out = run_python(
         "import sys, torch\n"
-        "print(sorted(m for m in ('torch._dynamo', 'torch._inductor', 'torch_openreg._inductor.backend')"
-        " if m in sys.modules))\n"
+        "names = ('torch._dynamo', 'torch._inductor', 'torch_openreg._inductor.backend')\n"
+        "print(sorted(m for m in names if m in sys.modules))\n"
         "from torch._dynamo.device_interface import get_interface_for_device\n"
-        "print(get_interface_for_device('openreg').__name__, get_interface_for_device('openreg:1').__name__)\n"
+        "get = get_interface_for_device\n"
+        "print(get('openreg').__name__, get('openreg:1').__name__)\n"
         "print('torch_openreg._inductor.backend' in sys.modules)\n"
         "print(torch.openreg.Scheduling.__name__)\n")
     assert out.returncode == 0, out.stderr
@@ -152,7 +153,8 @@ def test_heavy_models_train_compiled(name):
                 nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
                 nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
                 nn.Flatten(), nn.Dropout(0.0), nn.Linear(32, 10))
-        x, y, loss_fn = torch.randn(8, 3, 16, 16), torch.randint(0, 10, (8,)), nn.functional.cross_entropy
+        x, y = torch.randn(8, 3, 16, 16), torch.randint(0, 10, (8,))
+        loss_fn = nn.functional.cross_entropy
     else:
         def make():
             return nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,

@@ -19,7 +19,7 @@ from .wrapper import OpenRegPythonWrapperCodegen
 
 
 class OpenRegCppWrapperCodegen:
-    """``config.cpp_wrapper`` would need the launch in C++ wrapper code; the Python wrapper is the supported path."""
+    """``config.cpp_wrapper`` would need the launch in C++ wrapper code: not supported."""
 
     @staticmethod
     def create(*args: Any, **kwargs: Any) -> Any:
@@ -61,7 +61,8 @@ def _two_step_variance(x: Any, axis: Any, keepdim: bool, input_dtype: Any) -> bo
     device = x.get_device()
     if device is None or device.type != "openreg":
         return _original_two_step_variance(x, axis, keepdim, input_dtype)
-    with inductor_config.patch(unroll_reductions_threshold=inductor_config.cpp.use_two_step_variance_threshold):
+    threshold = inductor_config.cpp.use_two_step_variance_threshold
+    with inductor_config.patch(unroll_reductions_threshold=threshold):
         return _original_two_step_variance(x, axis, keepdim, input_dtype)
 
 

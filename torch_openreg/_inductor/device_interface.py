@@ -1,4 +1,4 @@
-"""Dynamo's view of the openreg device: what compiled code calls to query and switch devices and streams."""
+"""Dynamo's view of openreg: how compiled code queries and switches devices and streams."""
 
 from types import SimpleNamespace
 from typing import Any

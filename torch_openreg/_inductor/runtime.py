@@ -27,7 +27,8 @@ class OpenRegKernel:
 
     def __call__(self, *args: Any, device: int) -> None:
         if len(args) != self.num_args:
-            raise TypeError(f"compiled openreg kernel takes {self.num_args} arguments, got {len(args)}")
+            raise TypeError(
+                f"compiled openreg kernel takes {self.num_args} arguments, got {len(args)}")
         _C._launch_compiled_kernel(self.entry, device, *args)
 
 

@@ -1,12 +1,10 @@
-"""Inductor's scheduling for openreg: the CPU C++ code generator, with each kernel given a launchable entry point."""
+"""Inductor's scheduling for openreg: the CPU C++ code generator, plus a launchable entry point."""
 
 from torch._inductor import config
 from torch._inductor.codegen.common import Kernel
 from torch._inductor.codegen.cpp import CppScheduling
-from torch._inductor.codegen.cpp_utils import DTYPE_TO_CPP  # noqa: F401  (the types entry points read)
-from torch._inductor.utils import Placeholder, get_fused_kernel_name
+from torch._inductor.utils import IndentedBuffer, Placeholder, get_fused_kernel_name
 from torch._inductor.virtualized import V
-from torch._inductor.utils import IndentedBuffer
 
 BODY_NAME = "openreg_kernel_body"
 _INTEGER_TYPES = {"int64_t", "int32_t", "int", "long", "bool", "uint64_t", "uint32_t"}
@@ -30,7 +28,8 @@ def entry_point_source(arg_types: list[str]) -> str:
         elif bare in _FLOAT_TYPES:
             operands.append(f"static_cast<{bare}>(*static_cast<const double*>(args[{i}]))")
         else:
-            raise NotImplementedError(f"openreg kernels cannot take an argument of C++ type {arg_type!r}")
+            raise NotImplementedError(
+                f"openreg kernels cannot take an argument of C++ type {arg_type!r}")
     call = ",\n        ".join(operands)
     return (
         '\nextern "C" __attribute__((visibility("default"))) void kernel(void** args) {\n'

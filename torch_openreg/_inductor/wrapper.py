@@ -1,4 +1,4 @@
-"""Inductor's Python wrapper for openreg: buffers from the caching allocator, kernels launched on the current stream."""
+"""Inductor's Python wrapper for openreg: cached buffers, launches on the current stream."""
 
 from typing import Any
 
@@ -31,7 +31,8 @@ class OpenRegPythonWrapperCodegen(PythonWrapperCodegen):
         self.imports.writeline("from torch_openreg._inductor.runtime import openreg_kernel")
 
     def _generate_kernel_call_helper(self, kernel_name: str, call_args: list, *,
-                                     device: Any = None, triton: bool = True, **kwargs: Any) -> None:
+                                     device: Any = None, triton: bool = True,
+                                     **kwargs: Any) -> None:
         if not triton and device is not None and device.type == "openreg":
             # The device rides with the call: Inductor opens no device guard for
             # devices outside its GPU list, so the launch selects the stream itself.

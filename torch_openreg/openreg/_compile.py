@@ -1,4 +1,4 @@
-"""The device module's lazy hooks for torch.compile: nothing of Dynamo or Inductor loads with ``import torch``."""
+"""The device module's lazy hooks for torch.compile: ``import torch`` loads no compiler."""
 
 import importlib.abc
 import importlib.machinery
