@@ -91,7 +91,8 @@ OpenRegStream OpenRegBackend::comm_stream(c10::DeviceIndex device) {
 c10::intrusive_ptr<c10d::Work> OpenRegBackend::run(c10d::OpType op,
                                                    const std::vector<at::Tensor>& inputs,
                                                    const std::vector<at::Tensor>& outputs,
-                                                   HostCall call, bool host_blocking) {
+                                                   HostCall call, bool host_blocking,
+                                                   bool post_now) {
   c10::DeviceIndex device = -1;
   for (const auto* list : {&inputs, &outputs}) {
     for (const auto& t : *list) {
@@ -123,7 +124,18 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::run(c10d::OpType op,
     staged->stage_out(t);
   }
   auto work = c10::make_intrusive<OpenRegWork>(rank_, op, outputs, staged, host_blocking);
-  Pending pending{std::move(call), staged, work};
+  Pending pending{std::move(call), staged, work, {}};
+  if (post_now && !coalescing_) {
+    // Point-to-point: handed to the transport now, from this thread, so that
+    // a receive is posted even while the comm stream waits for a send (the
+    // usual isend-then-irecv between two ranks). Only the wait goes on the stream.
+    if (!inputs.empty()) {  // a send reads its staged copy: wait for that copy only
+      c10::Event copied(c10::DeviceType::PrivateUse1);
+      copied.record(comm.unwrap());
+      copied.synchronize();
+    }
+    pending.posted = pending.call(*transport_, *staged);
+  }
   if (coalescing_) {  // queued until endCoalescing() launches the batch as one
     TORCH_CHECK(coalescing_device_ < 0 || coalescing_device_ == device,
                 "a coalesced batch must stay on one openreg device");
@@ -149,7 +161,9 @@ void OpenRegBackend::launch(c10::DeviceIndex device, std::vector<Pending> batch)
     try {
       Works works;
       for (const auto& p : batch) {  // start them all, then wait: batched p2p
-        for (auto& w : p.call(*transport, *p.staged)) works.push_back(std::move(w));
+        for (auto& w : p.posted.empty() ? p.call(*transport, *p.staged) : p.posted) {
+          works.push_back(std::move(w));
+        }
       }
       for (auto& w : works) w->wait();
     } catch (...) {
@@ -183,7 +197,7 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::endCoalescing() {
   auto work = c10::make_intrusive<OpenRegWork>(rank_, c10d::OpType::COALESCED, outputs, nullptr,
                                                /*host_blocking=*/false);
   batch.push_back(Pending{[](c10d::Backend&, const StagedTensors&) { return Works{}; },
-                          std::make_shared<StagedTensors>(), work});
+                          std::make_shared<StagedTensors>(), work, {}});
   launch(device, std::move(batch));
   return work;
 }
@@ -396,7 +410,8 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::send(std::vector<at::Tensor>& ten
              [tensors, dst_rank, tag](c10d::Backend& transport, const StagedTensors& staged) {
                auto host = staged.host(tensors);
                return Works{transport.send(host, dst_rank, tag)};
-             });
+             },
+             /*host_blocking=*/false, /*post_now=*/true);
 }
 
 c10::intrusive_ptr<c10d::Work> OpenRegBackend::recv(std::vector<at::Tensor>& tensors, int src_rank,
@@ -405,7 +420,8 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::recv(std::vector<at::Tensor>& ten
              [tensors, src_rank, tag](c10d::Backend& transport, const StagedTensors& staged) {
                auto host = staged.host(tensors);
                return Works{transport.recv(host, src_rank, tag)};
-             });
+             },
+             /*host_blocking=*/false, /*post_now=*/true);
 }
 
 c10::intrusive_ptr<c10d::Work> OpenRegBackend::barrier(const c10d::BarrierOptions& opts) {

@@ -85,11 +85,12 @@ class OpenRegBackend : public c10d::Backend {
     HostCall call;
     std::shared_ptr<StagedTensors> staged;
     c10::intrusive_ptr<OpenRegWork> work;
+    Works posted;  // point-to-point: already handed to the transport
   };
 
   c10::intrusive_ptr<c10d::Work> run(c10d::OpType op, const std::vector<at::Tensor>& inputs,
                                      const std::vector<at::Tensor>& outputs, HostCall call,
-                                     bool host_blocking = false);
+                                     bool host_blocking = false, bool post_now = false);
   void launch(c10::DeviceIndex device, std::vector<Pending> batch);
   OpenRegStream comm_stream(c10::DeviceIndex device);
 
