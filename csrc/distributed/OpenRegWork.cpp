@@ -118,13 +118,13 @@ void OpenRegWork::synchronize() {
   c10::DeviceGuard device_guard(c10::Device(c10::DeviceType::PrivateUse1, end_.device_index()));
   auto current = getCurrentOpenRegStream();
   end_.block(current.unwrap());
-  // A failure is known only once the collective ran: a kernel queued after
-  // the wait reports it to the next synchronize of the caller's stream, so
-  // nobody reads stale outputs silently.
+  rethrow_if_failed();  // already known: raise now, once
+  // Otherwise a failure is known only once the collective ran: a kernel
+  // queued after the wait reports it to the next synchronize of the caller's
+  // stream, so nobody reads stale outputs silently.
   launch_kernel([work = c10::intrusive_ptr<OpenRegWork>::reclaim_copy(this)] {
     work->rethrow_if_failed();
   });
-  rethrow_if_failed();  // already known: raise now
 }
 
 bool OpenRegWork::wait(std::chrono::milliseconds timeout) {
