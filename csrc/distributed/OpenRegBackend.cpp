@@ -77,6 +77,17 @@ OpenRegBackend::OpenRegBackend(c10::intrusive_ptr<c10d::Backend> transport, int 
               ", not rank ", rank, " of ", size);
 }
 
+OpenRegBackend::~OpenRegBackend() {
+  // The functions on the comm streams refer to in_flight_: let them finish.
+  for (auto& [device, stream] : comm_streams_) {
+    try {
+      stream.synchronize();
+    } catch (...) {
+      // A failed collective was reported to its waiters; nothing to do here.
+    }
+  }
+}
+
 OpenRegStream OpenRegBackend::comm_stream(c10::DeviceIndex device) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = comm_streams_.find(device);
@@ -152,26 +163,31 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::run(c10d::OpType op,
 
 // LITERALINCLUDE START: DISTRIBUTED_LAUNCH
 void OpenRegBackend::launch(c10::DeviceIndex device, std::vector<Pending> batch) {
+  // Batches that finished are dropped here, on the caller's thread.
+  std::erase_if(in_flight_, [](const auto& f) { return f->done.load(); });
   OpenRegStream comm = comm_stream(device);
   c10::StreamGuard guard(comm.unwrap());
+  auto* flight = in_flight_.emplace_back(std::make_unique<InFlight>()).get();
+  flight->batch = std::move(batch);
   // A host function on the comm stream: it runs once the staging copies are
   // done and holds the stream until the transport finished. This body is the
   // part a vendor replaces by a launch of its own collective kernels.
-  launch_kernel([transport = transport_, batch] {
+  launch_kernel([transport = transport_.get(), flight] {
     try {
       Works works;
-      for (const auto& p : batch) {  // start them all, then wait: batched p2p
+      for (const auto& p : flight->batch) {  // start them all, then wait: batched p2p
         for (auto& w : p.posted.empty() ? p.call(*transport, *p.staged) : p.posted) {
           works.push_back(std::move(w));
         }
       }
       for (auto& w : works) w->wait();
     } catch (...) {
-      for (const auto& p : batch) p.work->set_error(std::current_exception());
+      for (const auto& p : flight->batch) p.work->status()->set_error(std::current_exception());
     }
+    flight->done = true;
   });
-  for (const auto& p : batch) p.staged->copy_back();
-  for (const auto& p : batch) p.work->record_end(comm);
+  for (const auto& p : flight->batch) p.staged->copy_back();
+  for (const auto& p : flight->batch) p.work->record_end(comm);
 }
 // LITERALINCLUDE END: DISTRIBUTED_LAUNCH
 

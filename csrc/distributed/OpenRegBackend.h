@@ -3,6 +3,7 @@
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,7 @@ class OpenRegBackend : public c10d::Backend {
  public:
   // `transport` runs collectives on CPU tensors: torch's ProcessGroupGloo here.
   OpenRegBackend(c10::intrusive_ptr<c10d::Backend> transport, int rank, int size);
+  ~OpenRegBackend() override;
 
   const std::string getBackendName() const override { return "orccl"; }
   bool supportsCoalescing() const override { return true; }
@@ -91,6 +93,11 @@ class OpenRegBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> run(c10d::OpType op, const std::vector<at::Tensor>& inputs,
                                      const std::vector<at::Tensor>& outputs, HostCall call,
                                      bool host_blocking = false, bool post_now = false);
+  // A launched batch: owned here, not by the function on the stream (see WorkStatus).
+  struct InFlight {
+    std::vector<Pending> batch;
+    std::atomic<bool> done{false};
+  };
   void launch(c10::DeviceIndex device, std::vector<Pending> batch);
   OpenRegStream comm_stream(c10::DeviceIndex device);
 
@@ -100,6 +107,7 @@ class OpenRegBackend : public c10d::Backend {
   bool coalescing_ = false;
   c10::DeviceIndex coalescing_device_ = -1;
   std::vector<Pending> coalesced_;
+  std::vector<std::unique_ptr<InFlight>> in_flight_;  // dropped on this thread once done
 };
 // LITERALINCLUDE END: DISTRIBUTED_BACKEND_CLASS
 

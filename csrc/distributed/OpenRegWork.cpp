@@ -80,11 +80,6 @@ OpenRegWork::OpenRegWork(int rank, c10d::OpType op, std::vector<at::Tensor> outp
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::ofTensors(),
                                                        devices_of(outputs_))) {}
 
-void OpenRegWork::set_error(std::exception_ptr error) {
-  std::lock_guard<std::mutex> lock(mu_);
-  error_ = std::move(error);
-}
-
 // LITERALINCLUDE START: DISTRIBUTED_WORK_END
 void OpenRegWork::record_end(const OpenRegStream& comm) {
   end_.record(comm.unwrap());
@@ -100,17 +95,11 @@ bool OpenRegWork::isCompleted() {
 }
 
 bool OpenRegWork::isSuccess() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return error_ == nullptr;
+  return status_->get() == nullptr;
 }
 
 std::exception_ptr OpenRegWork::exception() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return error_;
-}
-
-void OpenRegWork::rethrow_if_failed() const {
-  if (auto error = exception()) std::rethrow_exception(error);
+  return status_->get();
 }
 
 // LITERALINCLUDE START: DISTRIBUTED_WORK_WAIT
@@ -118,13 +107,11 @@ void OpenRegWork::synchronize() {
   c10::DeviceGuard device_guard(c10::Device(c10::DeviceType::PrivateUse1, end_.device_index()));
   auto current = getCurrentOpenRegStream();
   end_.block(current.unwrap());
-  rethrow_if_failed();  // already known: raise now, once
+  status_->rethrow_if_failed();  // already known: raise now, once
   // Otherwise a failure is known only once the collective ran: a kernel
   // queued after the wait reports it to the next synchronize of the caller's
   // stream, so nobody reads stale outputs silently.
-  launch_kernel([work = c10::intrusive_ptr<OpenRegWork>::reclaim_copy(this)] {
-    work->rethrow_if_failed();
-  });
+  launch_kernel([status = status_] { status->rethrow_if_failed(); });
 }
 
 bool OpenRegWork::wait(std::chrono::milliseconds timeout) {
@@ -140,7 +127,7 @@ bool OpenRegWork::wait(std::chrono::milliseconds timeout) {
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  rethrow_if_failed();
+  status_->rethrow_if_failed();
   return true;
 }
 // LITERALINCLUDE END: DISTRIBUTED_WORK_WAIT

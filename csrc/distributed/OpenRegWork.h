@@ -34,14 +34,35 @@ class StagedTensors {
   std::vector<at::Tensor> outputs_;
 };
 
+// How a work ended, shared with the functions queued on streams. Those run on
+// the driver's worker threads and must never own a tensor a Python object
+// refers to: dropping it there would take the GIL, which the host thread may
+// hold while it synchronizes.
+struct WorkStatus {
+  void set_error(std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mu);
+    error = std::move(e);
+  }
+  std::exception_ptr get() const {
+    std::lock_guard<std::mutex> lock(mu);
+    return error;
+  }
+  void rethrow_if_failed() const {
+    if (auto e = get()) std::rethrow_exception(e);
+  }
+
+  mutable std::mutex mu;
+  std::exception_ptr error;
+};
+
 // LITERALINCLUDE START: DISTRIBUTED_WORK_CLASS
 class OpenRegWork : public c10d::Work {
  public:
   OpenRegWork(int rank, c10d::OpType op, std::vector<at::Tensor> outputs,
               std::shared_ptr<StagedTensors> staged, bool host_blocking);
 
-  // Called on the comm stream's worker when the collective library failed.
-  void set_error(std::exception_ptr error);
+  // Set on the comm stream's worker when the collective library failed.
+  const std::shared_ptr<WorkStatus>& status() const { return status_; }
   // Marks the end of the work on `comm`: the event every wait() waits for.
   void record_end(const OpenRegStream& comm);
 
@@ -56,15 +77,12 @@ class OpenRegWork : public c10d::Work {
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
 
  private:
-  void rethrow_if_failed() const;
-
   std::vector<at::Tensor> outputs_;
   std::shared_ptr<StagedTensors> staged_;  // alive until the work is dropped
   bool host_blocking_;                     // barrier: wait() blocks the host
   c10::Event end_{c10::DeviceType::PrivateUse1};
   c10::intrusive_ptr<c10::ivalue::Future> future_;
-  mutable std::mutex mu_;
-  std::exception_ptr error_;
+  std::shared_ptr<WorkStatus> status_ = std::make_shared<WorkStatus>();
 };
 // LITERALINCLUDE END: DISTRIBUTED_WORK_CLASS
 
