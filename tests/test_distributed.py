@@ -15,6 +15,8 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -166,8 +168,9 @@ def worker_collectives() -> None:
     print(f"rank {rank}: collectives ok")
 
 
-def worker_fault(rank: int, port: int) -> None:
-    """Rank 1 dies after joining; rank 0's next collective must fail, not hang."""
+def worker_fault(rank: int, port: int, mode: str) -> None:
+    """Rank 1 dies (mode "exit") or stops taking part ("stall") after joining; rank 0's next
+    collective must fail, not hang."""
     import torch
     import torch.distributed as dist
 
@@ -179,6 +182,8 @@ def worker_fault(rank: int, port: int) -> None:
     dist.all_reduce(t)
     t.cpu()
     if rank == 1:
+        if mode == "stall":
+            time.sleep(60)  # alive, connected, silent: only the timeout can end rank 0's wait
         os._exit(0)  # dies without a word to its peer
     start = time.monotonic()
     try:
@@ -211,14 +216,14 @@ def test_ddp_fsdp_checkpoint_example():
     assert "sharded checkpoint saved and loaded back: True" in out
 
 
-def test_dead_peer_raises_within_timeout():
+@pytest.mark.parametrize("mode", ["exit", "stall"])
+def test_dead_peer_raises_within_timeout(mode):
     port = free_port()
-    procs = [subprocess.Popen([sys.executable, __file__, "fault", str(r), str(port)],
+    procs = [subprocess.Popen([sys.executable, __file__, "fault", str(r), str(port), mode],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                               start_new_session=True) for r in (0, 1)]
     try:
         out0, err0 = procs[0].communicate(timeout=120)
-        procs[1].communicate(timeout=30)
     finally:
         for p in procs:
             if p.poll() is None:
@@ -226,10 +231,14 @@ def test_dead_peer_raises_within_timeout():
     assert procs[0].returncode == 0, out0 + err0
     seconds = float(out0.split("raised after ")[1].split(" s")[0])
     assert seconds < 5 + 5, out0  # the configured timeout, plus slack for a loaded machine
+    if mode == "stall":
+        assert "Timed out" in out0, out0
+    else:
+        assert "Connection closed by peer" in out0, out0
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "collectives":
         worker_collectives()
     elif sys.argv[1] == "fault":
-        worker_fault(int(sys.argv[2]), int(sys.argv[3]))
+        worker_fault(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
