@@ -7,7 +7,8 @@ all_reduce: each rank holds a 64 MiB float32 tensor; the group is "cpu:gloo,open
 the CPU tensor goes to Gloo directly and the openreg tensor through orccl's staging onto Gloo.
 Rounds alternate as in benchmarks/run.py; the ratio is the median of per-round ratios
 (openreg / CPU). DDP: the time of one training step of the CNN with a 16-image batch per rank,
-on 2 ranks against 1 rank (the same per-rank work, so 1.00 would be perfect weak scaling).
+on 2 ranks against 1 rank (the same per-rank work, so 1.00 would be perfect weak scaling),
+one intra-op thread per rank.
 """
 
 import argparse
@@ -61,6 +62,7 @@ def ddp_case(rank: int, world: int, port: int, quick: bool, results) -> None:
 
     dev = torch.device("openreg", rank)
     torch.accelerator.set_device_index(rank)
+    torch.set_num_threads(1)  # as torchrun does: two ranks' OpenMP pools would fight for 2 cores
     dist.init_process_group(init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                             device_id=dev, timeout=timedelta(seconds=120))
     torch.manual_seed(0)
