@@ -105,6 +105,10 @@ def main(rank: int, world: int, checkpoint_dir: str) -> None:
     torch.accelerator.set_device_index(rank)  # FSDP2 and DeviceMesh use the current device
     dist.init_process_group(device_id=device)  # picks orccl for openreg by itself
     try:
+        # Under torchrun each process made its own temporary directory: all use rank 0's.
+        shared = [checkpoint_dir]
+        dist.broadcast_object_list(shared, src=0)
+        checkpoint_dir = shared[0]
         ddp_params = ddp_cnn(rank, world, device)
         fsdp_params, restored = fsdp_block(rank, world, device, checkpoint_dir)
         if rank == 0:
