@@ -1,0 +1,135 @@
+// OpenRegWork.cpp: pinned staging buffers and the Work handle of openreg collectives.
+#include "OpenRegWork.h"
+
+#include <ATen/core/ivalue.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/StreamGuard.h>
+#include <torch/csrc/distributed/c10d/exception.h>
+
+#include <chrono>
+#include <thread>
+
+#include <runtime/OpenRegLaunch.h>
+
+namespace c10::openreg {
+
+at::Tensor& StagedTensors::slot(const at::Tensor& device) {
+  for (auto& [dev, host] : pairs_) {
+    if (dev.unsafeGetTensorImpl() == device.unsafeGetTensorImpl()) return host;
+  }
+  TORCH_CHECK(device.is_contiguous(), "openreg collectives need contiguous tensors, got one of sizes ",
+              device.sizes(), " and strides ", device.strides());
+  auto options = device.options().device(c10::kCPU).pinned_memory(true);
+  pairs_.emplace_back(device, at::empty(device.sizes(), options));
+  return pairs_.back().second;
+}
+
+// LITERALINCLUDE START: DISTRIBUTED_STAGE_IN
+void StagedTensors::stage_in(const at::Tensor& device) {
+  if (device.is_cpu()) return;
+  // Queued on the current stream (the comm stream): returns at once.
+  slot(device).copy_(device, /*non_blocking=*/true);
+}
+// LITERALINCLUDE END: DISTRIBUTED_STAGE_IN
+
+void StagedTensors::stage_out(const at::Tensor& device) {
+  if (device.is_cpu()) return;
+  slot(device);
+  outputs_.push_back(device);
+}
+
+at::Tensor StagedTensors::host(const at::Tensor& device) const {
+  if (device.is_cpu()) return device;
+  for (const auto& [dev, host] : pairs_) {
+    if (dev.unsafeGetTensorImpl() == device.unsafeGetTensorImpl()) return host;
+  }
+  TORCH_INTERNAL_ASSERT(false, "tensor was not staged");
+}
+
+std::vector<at::Tensor> StagedTensors::host(const std::vector<at::Tensor>& device) const {
+  std::vector<at::Tensor> out;
+  out.reserve(device.size());
+  for (const auto& t : device) out.push_back(host(t));
+  return out;
+}
+
+// LITERALINCLUDE START: DISTRIBUTED_COPY_BACK
+void StagedTensors::copy_back() const {
+  for (const auto& device : outputs_) {
+    const_cast<at::Tensor&>(device).copy_(host(device), /*non_blocking=*/true);
+  }
+}
+// LITERALINCLUDE END: DISTRIBUTED_COPY_BACK
+
+namespace {
+std::vector<c10::Device> devices_of(const std::vector<at::Tensor>& tensors) {
+  for (const auto& t : tensors) {
+    if (t.device().type() == c10::DeviceType::PrivateUse1) return {t.device()};
+  }
+  return {};
+}
+}  // namespace
+
+OpenRegWork::OpenRegWork(int rank, c10d::OpType op, std::vector<at::Tensor> outputs,
+                         std::shared_ptr<StagedTensors> staged, bool host_blocking)
+    : c10d::Work(rank, op),
+      outputs_(std::move(outputs)),
+      staged_(std::move(staged)),
+      host_blocking_(host_blocking),
+      future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::ofTensors(),
+                                                       devices_of(outputs_))) {}
+
+// LITERALINCLUDE START: DISTRIBUTED_WORK_END
+void OpenRegWork::record_end(const OpenRegStream& comm) {
+  end_.record(comm.unwrap());
+  // Like NCCL's: the future is complete for the host now; whoever uses its
+  // value (a DDP comm hook, then()) has its stream wait for the comm stream.
+  c10::StreamGuard guard(comm.unwrap());
+  future_->markCompleted(c10::IValue(outputs_));
+}
+// LITERALINCLUDE END: DISTRIBUTED_WORK_END
+
+bool OpenRegWork::isCompleted() {
+  return end_.query();
+}
+
+bool OpenRegWork::isSuccess() const {
+  return status_->get() == nullptr;
+}
+
+std::exception_ptr OpenRegWork::exception() const {
+  return status_->get();
+}
+
+// LITERALINCLUDE START: DISTRIBUTED_WORK_WAIT
+void OpenRegWork::synchronize() {
+  c10::DeviceGuard device_guard(c10::Device(c10::DeviceType::PrivateUse1, end_.device_index()));
+  auto current = getCurrentOpenRegStream();
+  end_.block(current.unwrap());
+  status_->rethrow_if_failed();  // already known: raise now, once
+  // Otherwise a failure is known only once the collective ran: a kernel
+  // queued after the wait reports it to the next synchronize of the caller's
+  // stream, so nobody reads stale outputs silently.
+  launch_kernel([status = status_] { status->rethrow_if_failed(); });
+}
+
+bool OpenRegWork::wait(std::chrono::milliseconds timeout) {
+  if (!host_blocking_) {
+    synchronize();
+    return true;
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!end_.query()) {
+    if (timeout != ::kNoTimeout && std::chrono::steady_clock::now() > deadline) {
+      C10_THROW_ERROR(DistBackendError, "openreg work timed out after " +
+                                            std::to_string(timeout.count()) + " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  status_->rethrow_if_failed();
+  return true;
+}
+// LITERALINCLUDE END: DISTRIBUTED_WORK_WAIT
+
+}  // namespace c10::openreg
