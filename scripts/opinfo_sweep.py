@@ -84,7 +84,6 @@ def run_chunk(ops, dtypes, directions, max_samples, timeout, results, log) -> li
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     last = time.monotonic()
-    done_ops = set()
     while True:
         if not sel.select(timeout=5):
             if current is not None and time.monotonic() - last > timeout:
@@ -94,7 +93,6 @@ def run_chunk(ops, dtypes, directions, max_samples, timeout, results, log) -> li
                                 "status": "timeout", "samples": 0,
                                 "detail": f"no result after {timeout} s"})
                 log(results[-1])
-                done_ops.add(current[0])
                 break
             continue
         line = proc.stdout.readline()
@@ -105,8 +103,7 @@ def run_chunk(ops, dtypes, directions, max_samples, timeout, results, log) -> li
                                 "status": "crash", "samples": 0,
                                 "detail": f"the process died with exit code {code}"})
                 log(results[-1])
-                done_ops.add(current[0])
-            elif code != 0 and not done_ops and not results:
+            elif code != 0 and not results:
                 raise RuntimeError(f"worker failed before its first op (exit code {code})")
             break
         try:
@@ -116,8 +113,6 @@ def run_chunk(ops, dtypes, directions, max_samples, timeout, results, log) -> li
         last = time.monotonic()
         if "start" in record:
             current = record["start"]
-            if ops.index(current[0]) > 0:
-                done_ops.update(ops[: ops.index(current[0])])
             continue
         results.append(record)
         log(record)
@@ -144,6 +139,19 @@ def summarize(results: list[dict]) -> dict:
         ran = s["ops"]
         s["pass_rate"] = round(100.0 * (s["pass"] + s["xpass"]) / ran, 2) if ran else None
     return summary
+
+
+def write_report(args, ops, dtypes, directions, results, started) -> dict:
+    """Writes the report so far (a sweep stopped early leaves the ops it finished)."""
+    import torch
+
+    report = {"torch": torch.__version__, "ops": len(ops), "dtypes": dtypes,
+              "directions": directions, "max_samples": args.max_samples,
+              "seconds": round(time.time() - started), "summary": summarize(results),
+              "results": sorted(results, key=lambda r: (r["op"], r["direction"], r["dtype"]))}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    return report
 
 
 def main() -> None:
@@ -189,15 +197,8 @@ def main() -> None:
                               results, log)
         print(f"... {len(ops) - len(pending)}/{len(ops)} ops, {time.time() - started:.0f} s",
               flush=True)
-
-    import torch
-
-    report = {"torch": torch.__version__, "ops": len(ops), "dtypes": dtypes,
-              "directions": directions, "max_samples": args.max_samples,
-              "seconds": round(time.time() - started), "summary": summarize(results),
-              "results": sorted(results, key=lambda r: (r["op"], r["direction"], r["dtype"]))}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+        report = write_report(args, ops[: len(ops) - len(pending)], dtypes, directions, results,
+                              started)
     for key, s in sorted(report["summary"].items()):
         print(f"{key:20} {s['pass_rate']}% of {s['ops']} ops  (fail {s['fail']}, error "
               f"{s['error']}, crash {s['crash']}, timeout {s['timeout']}, xfail {s['xfail']})")

@@ -3,7 +3,6 @@
 
 #include <c10/util/Exception.h>
 
-#include <sstream>
 #include <string>
 
 namespace at::native::openreg {
@@ -14,9 +13,14 @@ std::string layout_of(const std::string& op, c10::DispatchKeySet keys,
   for (size_t i = first; i < stack.size(); ++i) {
     if (stack[i].isTensor() && stack[i].toTensor().defined() &&
         stack[i].toTensor().layout() != c10::kStrided) {
-      std::ostringstream os;
-      os << stack[i].toTensor().layout();
-      return os.str();
+      switch (stack[i].toTensor().layout()) {
+        case c10::kSparse: return "torch.sparse_coo";
+        case c10::kSparseCsr: return "torch.sparse_csr";
+        case c10::kSparseCsc: return "torch.sparse_csc";
+        case c10::kSparseBsr: return "torch.sparse_bsr";
+        case c10::kSparseBsc: return "torch.sparse_bsc";
+        default: return "non-strided";
+      }
     }
   }
   // A conversion from the strided layout: the target is in the operator's name.

@@ -11,7 +11,30 @@ Nothing is skipped silently: an entry without a reason is refused.
 from __future__ import annotations
 
 # LITERALINCLUDE START: TESTING_EXPECTED_FAILURES
+_BORROWED_BN_SHAPES = (
+    "borrowed path: in eval mode the Meta kernel gives save_mean/save_invstd shape [C] where "
+    "the CPU kernel returns [0]; the borrowed kernel trusts Meta (fixed in Borrowed.cpp on the "
+    "perf branch)")
+_BORROWED_BN_DTYPES = (
+    "borrowed path: for half inputs the Meta kernel gives half save_mean/save_invstd where "
+    "the CPU kernel writes float32, so the .out overload rejects them (Borrowed.cpp, perf branch)")
+_SPARSE = ("sparse layouts are not implemented on openreg: the operator raises "
+           "NotImplementedError naming itself and the layout")
+
 EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
+    ("native_batch_norm", "*", "forward"): _BORROWED_BN_SHAPES,
+    ("_native_batch_norm_legit", "*", "forward"): _BORROWED_BN_SHAPES,
+    ("_native_batch_norm_legit", "*", "backward"): _BORROWED_BN_SHAPES,
+    ("nn.functional.batch_norm", "float16", "forward"): _BORROWED_BN_DTYPES,
+    ("nn.functional.batch_norm", "bfloat16", "forward"): _BORROWED_BN_DTYPES,
+    ("native_batch_norm", "float16", "forward"): _BORROWED_BN_DTYPES,
+    ("native_batch_norm", "bfloat16", "forward"): _BORROWED_BN_DTYPES,
+    ("to_sparse", "*", "forward"): _SPARSE,
+    ("to_sparse", "*", "backward"): _SPARSE,
+    ("sparse.mm.reduce", "*", "forward"): _SPARSE,
+    ("sparse.mm.reduce", "*", "backward"): _SPARSE,
+    ("sparse.sampled_addmm", "*", "forward"): _SPARSE,
+    ("sparse.sampled_addmm", "*", "backward"): _SPARSE,
 }
 # LITERALINCLUDE END: TESTING_EXPECTED_FAILURES
 
