@@ -43,21 +43,20 @@ from conftest import ROOT
 # LITERALINCLUDE START: TESTING_FAST_SUBSET
 # The CI subset: one or more OpInfos per mechanism that has broken before.
 FAST_OPS = {
-    "conj", "conj_physical", "resolve_conj", "resolve_neg", "neg", "clone", "contiguous",
-    "fft.fft", "fft.ifft", "fft.rfft", "fft.hfft", "fft.ihfft", "fft.hfft2",
-    "nn.functional.batch_norm", "native_batch_norm",
-    "normal", "bernoulli", "multinomial", "exponential", "cauchy", "geometric", "log_normal",
-    "nn.functional.dropout", "randint", "nn.functional.rrelu",
-    "sum", "mean", "amax", "std", "cumsum", "argmax",
-    "index_select", "index_put", "index_add", "gather", "scatter_add", "masked_select",
-    "nonzero", "take_along_dim", "__getitem__",
-    "matmul", "addmm",
+    "conj", "resolve_conj", "resolve_neg", "clone",
+    "fft.fft", "fft.ifft", "fft.hfft", "fft.ihfft", "fft.hfft2",
+    "nn.functional.batch_norm",
+    "normal", "bernoulli", "multinomial", "exponential", "nn.functional.dropout",
+    "nn.functional.rrelu",
+    "sum", "amax", "std", "cumsum",
+    "index_select", "index_put", "gather", "scatter_add", "masked_select", "nonzero",
+    "matmul",
 }
 FAST_MODULES = {"nn.LSTM", "nn.GRU", "nn.RNN", "nn.LSTMCell", "nn.GRUCell", "nn.BatchNorm2d"}
 FORWARD_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64,
                   torch.int64, torch.bool)
 # LITERALINCLUDE END: TESTING_FAST_SUBSET
-MAX_SAMPLES = 8
+MAX_SAMPLES = 4
 ALL = os.environ.get("OPENREG_OPINFO") == "all"
 SELECTED = [op for op in op_db if ALL or op.name in FAST_OPS]
 SELECTED_MODULES = [m for m in module_db if ALL or m.name in FAST_MODULES]
@@ -105,9 +104,10 @@ instantiate_device_type_tests(TestModuleInfoOpenReg, globals(), only_for="openre
 
 
 def test_instantiated_for_openreg():
-    """PrivateUse1TestBase joined: the generated classes carry the device's name."""
-    assert "TestOpInfoOpenRegOPENREG" in globals()
-    assert any(name.endswith("_openreg_float32") for name in dir(TestOpInfoOpenRegOPENREG))
+    """PrivateUse1TestBase joined: the generated tests carry the device's name."""
+    # PrivateUse1TestBase names the class before the backend's name is known.
+    cls = globals()["TestOpInfoOpenRegPRIVATEUSE1"]
+    assert any(name.endswith("_openreg_float32") for name in dir(cls))
 
 
 def test_expected_failures_have_reasons():
@@ -279,25 +279,32 @@ class TestRecurrent:
         self._compare(lambda: torch.nn.RNN(4, 6, num_layers=2, nonlinearity="relu"))
 
     def test_packed_sequence_training(self):
+        """Ten SGD steps on a packed batch: the same losses as on the CPU, decreasing."""
         from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-        torch.manual_seed(0)
-        model = torch.nn.LSTM(4, 8, batch_first=True).to("openreg")
-        head = torch.nn.Linear(8, 1).to("openreg")
-        opt = torch.optim.SGD([*model.parameters(), *head.parameters()], lr=0.1)
-        x = torch.randn(6, 7, 4, device="openreg")
-        lengths = torch.tensor([7, 6, 5, 4, 3, 2])
-        target = torch.randn(6, 7, 1, device="openreg")
-        losses = []
-        for _ in range(30):
-            packed = pack_padded_sequence(x, lengths, batch_first=True)
-            out, _ = pad_packed_sequence(model(packed)[0], batch_first=True)
-            loss = (head(out) - target).square().mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-        assert losses[-1] < 0.8 * losses[0]
+        def train(device):
+            torch.manual_seed(0)
+            model = torch.nn.LSTM(4, 8, num_layers=2, bidirectional=True, batch_first=True)
+            head = torch.nn.Linear(16, 1)
+            model, head = model.to(device), head.to(device)
+            opt = torch.optim.SGD([*model.parameters(), *head.parameters()], lr=0.5)
+            x = torch.randn(6, 7, 4).to(device)
+            target = torch.randn(6, 7, 1).to(device)
+            lengths = torch.tensor([7, 6, 5, 4, 3, 2])
+            losses = []
+            for _ in range(10):
+                packed = pack_padded_sequence(x, lengths, batch_first=True)
+                out, _ = pad_packed_sequence(model(packed)[0], batch_first=True)
+                loss = (head(out) - target).square().mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            return losses
+
+        on_cpu, on_device = train("cpu"), train("openreg")
+        torch.testing.assert_close(on_device, on_cpu, rtol=1e-4, atol=1e-6)
+        assert on_device[-1] < on_device[0]
 
 
 # ---- sparse tensors: one clear error ----

@@ -6,6 +6,7 @@
 #include <ATen/ops/mul.h>
 #include <ATen/ops/view_as_real.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/native/CPUFallback.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <cmath>
@@ -373,6 +374,10 @@ void seeded_cpu_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
     uint64_t seed = (uint64_t(r[0]) << 32) | r[1];
     slot = c10::IValue(at::make_generator<at::CPUGeneratorImpl>(seed));
   }
+  // Without a Meta kernel (binomial, _sample_dirichlet) the borrowed path
+  // cannot size the results: PyTorch's CPU fallback copies the operands to
+  // the CPU and back instead, with the same seeded generator.
+  if (!op.hasKernelForDispatchKey(c10::DispatchKey::Meta)) return at::native::cpu_fallback(op, stack);
   borrowed_kernel(op, keys, stack);
 }
 // LITERALINCLUDE END: RANDOM_SEEDED_CPU_KERNEL

@@ -282,6 +282,7 @@ def check_op(op, dtype: torch.dtype, backward: bool = False, device: str = "open
             expected, cpu_error = None, exc
         try:
             actual = _run(op, dev_args, sample, backward, seed=index)
+            torch.accelerator.synchronize()  # a kernel's failure surfaces here, for this sample
         except Exception as exc:
             if cpu_error is not None:
                 continue  # both refuse: PyTorch's own argument check
@@ -296,6 +297,9 @@ def check_op(op, dtype: torch.dtype, backward: bool = False, device: str = "open
             compare_results(actual, expected, mode, tol, check_device=not names_device)
         except Mismatch as exc:
             return Outcome("fail", checked, f"sample {index}: {str(exc)[:300]}")
+        except Exception as exc:  # reading the result back raised
+            first = (str(exc).strip().splitlines() or [""])[0]
+            return Outcome("error", checked, f"sample {index}: {type(exc).__name__}: {first[:300]}")
         checked += 1
     if checked == 0:
         return Outcome("skip", 0, "no sample ran on both devices")
