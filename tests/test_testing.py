@@ -11,96 +11,26 @@ break: copies with conjugate/negative bits, FFTs, batch norm, random operators,
 recurrent networks, reductions, indexing). OPENREG_OPINFO=all instantiates every
 OpInfo; scripts/opinfo_sweep.py runs the whole database with crash isolation.
 
-Markers proven: TESTING_RANDOM_OPS, TESTING_MOVE_SAMPLE, TESTING_COMPARE_RANDOM,
-TESTING_CHECK_OP, TESTING_CHECK_MODULE, TESTING_EXPECTED_FAILURES, TESTING_INSTANTIATE,
-COPY_BYTES_MATCH, RECURRENT_*, RANDOM_INVERSE_CDF, RANDOM_SEEDED_*, SPARSE_*.
+Markers proven: TESTING_* (the harness, the table, the device test classes),
+COPY_BYTES_MATCH, COPY_MATH_BITS_FALLTHROUGH, RECURRENT_*, RANDOM_INVERSE_CDF,
+RANDOM_SEEDED_*, RANDOM_DISTRIBUTIONS_REGISTER, SPARSE_*, ZERO_TENSOR_*.
 """
 
-import json
 import os
 import subprocess
 import sys
-import unittest
 
-# LITERALINCLUDE START: TESTING_INSTANTIATE_IMPORTS
 import torch
-import torch_openreg  # noqa: F401  (before common_device_type: PrivateUse1TestBase needs the device)
-from torch.testing._internal.common_device_type import (
-    OpDTypes,
-    instantiate_device_type_tests,
-    ops,
-)
+import torch_openreg  # noqa: F401
 from torch.testing._internal.common_methods_invocations import op_db
-from torch.testing._internal.common_modules import module_db, modules
-from torch.testing._internal.common_utils import TestCase
-
-from torch_openreg.openreg.testing import check_module, check_op, expected_failure
-from torch_openreg.openreg.testing.compare import dtype_name, op_key
-# LITERALINCLUDE END: TESTING_INSTANTIATE_IMPORTS
 
 from conftest import ROOT
+from torch_openreg.openreg.testing.compare import op_key
+from torch_openreg.openreg.testing.device_tests import FAST_MODULES, FAST_OPS, instantiate
 
-# LITERALINCLUDE START: TESTING_FAST_SUBSET
-# The CI subset: one or more OpInfos per mechanism that has broken before.
-FAST_OPS = {
-    "conj", "resolve_conj", "resolve_neg", "clone",
-    "fft.fft", "fft.ifft", "fft.hfft", "fft.ihfft", "fft.hfft2",
-    "nn.functional.batch_norm",
-    "normal", "bernoulli", "multinomial", "exponential", "nn.functional.dropout",
-    "nn.functional.rrelu",
-    "sum", "amax", "std", "cumsum",
-    "index_select", "index_put", "gather", "scatter_add", "masked_select", "nonzero",
-    "matmul",
-}
-FAST_MODULES = {"nn.LSTM", "nn.GRU", "nn.RNN", "nn.LSTMCell", "nn.GRUCell", "nn.BatchNorm2d"}
-FORWARD_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64,
-                  torch.int64, torch.bool)
-# LITERALINCLUDE END: TESTING_FAST_SUBSET
-MAX_SAMPLES = 4
 ALL = os.environ.get("OPENREG_OPINFO") == "all"
-SELECTED = [op for op in op_db if ALL or op.name in FAST_OPS]
-SELECTED_MODULES = [m for m in module_db if ALL or m.name in FAST_MODULES]
-
-
-# LITERALINCLUDE START: TESTING_INSTANTIATE
-class TestOpInfoOpenReg(TestCase):
-    """Every sample of every selected OpInfo: openreg against the CPU."""
-
-    def _check(self, op, dtype, direction, device):
-        outcome = check_op(op, dtype, backward=direction == "backward", device=device,
-                           max_samples=MAX_SAMPLES)
-        if outcome.status == "skip":
-            raise unittest.SkipTest(outcome.detail)
-        reason = expected_failure(op_key(op), dtype_name(dtype), direction)
-        if reason is not None:  # an expected failure must still fail, or leave the table
-            self.assertNotEqual(outcome.status, "pass",
-                                f"now passes: remove it from EXPECTED_FAILURES ({reason})")
-            return
-        self.assertEqual(outcome.status, "pass", outcome.detail)
-
-    @ops(SELECTED, allowed_dtypes=FORWARD_DTYPES)
-    def test_forward(self, device, dtype, op):
-        self._check(op, dtype, "forward", device)
-
-    @ops([op for op in SELECTED if op.supports_autograd], dtypes=OpDTypes.supported_backward,
-         allowed_dtypes=(torch.float32, torch.float64))
-    def test_backward(self, device, dtype, op):
-        self._check(op, dtype, "backward", device)
-
-
-class TestModuleInfoOpenReg(TestCase):
-    """PyTorch's ModuleInfo samples (LSTM, GRU, RNN, ...): outputs and gradients."""
-
-    @modules(SELECTED_MODULES, allowed_dtypes=(torch.float32,))
-    def test_module(self, device, dtype, module_info, training):
-        outcome = check_module(module_info, dtype, training=training, device=device,
-                               max_samples=MAX_SAMPLES)
-        self.assertEqual(outcome.status, "pass", outcome.detail)
-
-
-instantiate_device_type_tests(TestOpInfoOpenReg, globals(), only_for="openreg")
-instantiate_device_type_tests(TestModuleInfoOpenReg, globals(), only_for="openreg")
-# LITERALINCLUDE END: TESTING_INSTANTIATE
+instantiate(globals(), op_names=None if ALL else FAST_OPS,
+            module_names=None if ALL else FAST_MODULES, max_samples=4)
 
 
 def test_instantiated_for_openreg():

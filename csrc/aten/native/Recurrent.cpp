@@ -39,7 +39,7 @@ void check_cell(const char* op, const at::Tensor& input_gates, const at::Tensor&
 }
 }  // namespace
 
-// LITERALINCLUDE START: RECURRENT_LSTM_CELL
+// LITERALINCLUDE START: RECURRENT_LSTM_FORWARD
 // gates = input_gates + hidden_gates (+ biases), split into i, f, g, o;
 // cy = sigmoid(f) * cx + sigmoid(i) * tanh(g); hy = sigmoid(o) * tanh(cy).
 // The workspace keeps the four activated gates for the backward.
@@ -68,9 +68,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> thnn_fused_lstm_cell(
   });
   return {hy, cy, workspace};
 }
-// LITERALINCLUDE END: RECURRENT_LSTM_CELL
+// LITERALINCLUDE END: RECURRENT_LSTM_FORWARD
 
-// LITERALINCLUDE START: RECURRENT_LSTM_CELL_BACKWARD
+// LITERALINCLUDE START: RECURRENT_LSTM_BACKWARD
 std::tuple<at::Tensor, at::Tensor, at::Tensor> thnn_fused_lstm_cell_backward_impl(
     const std::optional<at::Tensor>& grad_hy, const std::optional<at::Tensor>& grad_cy,
     const at::Tensor& cx, const at::Tensor& cy, const at::Tensor& workspace, bool has_bias) {
@@ -108,9 +108,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> thnn_fused_lstm_cell_backward_imp
   });
   return {grad_gates, grad_cx, grad_bias};
 }
-// LITERALINCLUDE END: RECURRENT_LSTM_CELL_BACKWARD
+// LITERALINCLUDE END: RECURRENT_LSTM_BACKWARD
 
-// LITERALINCLUDE START: RECURRENT_GRU_CELL
+// LITERALINCLUDE START: RECURRENT_GRU_FORWARD
 // Gates r, z, n: r = sigmoid(ir + hr), z = sigmoid(iz + hz),
 // n = tanh(in + r * hn), hy = n + z * (hx - n). The workspace keeps
 // r, z, n, hx and hn, [batch, 5 * hidden], for the backward.
@@ -137,9 +137,9 @@ std::tuple<at::Tensor, at::Tensor> thnn_fused_gru_cell(
   });
   return {hy, workspace};
 }
-// LITERALINCLUDE END: RECURRENT_GRU_CELL
+// LITERALINCLUDE END: RECURRENT_GRU_FORWARD
 
-// LITERALINCLUDE START: RECURRENT_GRU_CELL_BACKWARD
+// LITERALINCLUDE START: RECURRENT_GRU_BACKWARD
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> thnn_fused_gru_cell_backward(
     const at::Tensor& grad_hy, const at::Tensor& workspace, bool has_bias) {
   common_device("_thnn_fused_gru_cell_backward", {grad_hy, workspace});
@@ -174,6 +174,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> thnn_fuse
   });
   return {grad_input_gates, grad_hidden_gates, grad_hx, grad_input_bias, grad_hidden_bias};
 }
-// LITERALINCLUDE END: RECURRENT_GRU_CELL_BACKWARD
+// LITERALINCLUDE END: RECURRENT_GRU_BACKWARD
 
 }  // namespace at::native::openreg
