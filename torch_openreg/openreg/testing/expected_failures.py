@@ -18,6 +18,16 @@ _BORROWED_BN_SHAPES = (
 _BORROWED_BN_DTYPES = (
     "borrowed path: for half inputs the Meta kernel gives half save_mean/save_invstd where "
     "the CPU kernel writes float32, so the .out overload rejects them (Borrowed.cpp, perf branch)")
+_BORROWED_NORM_DTYPES = (
+    "borrowed path: for half inputs the Meta kernel gives half mean/rstd outputs where the CPU "
+    "kernel writes float32, so the .out overload rejects them (Borrowed.cpp, perf branch)")
+_ADDR_ROUNDING = (
+    "addr has no openreg kernel and decomposes into mul and add, rounding the outer product to "
+    "the dtype before adding; the CPU kernel rounds once: results differ by a few ulps")
+_LOWRANK_COMPLEX = (
+    "an asynchronous kernel failure ('view_as_real doesn't work on unresolved conjugated "
+    "tensors') appears when the CPU reference runs first in the same process; running the "
+    "operator alone on openreg matches the CPU; cause not yet found")
 _SPARSE = ("sparse layouts are not implemented on openreg: the operator raises "
            "NotImplementedError naming itself and the layout")
 
@@ -29,6 +39,16 @@ EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
     ("nn.functional.batch_norm", "bfloat16", "forward"): _BORROWED_BN_DTYPES,
     ("native_batch_norm", "float16", "forward"): _BORROWED_BN_DTYPES,
     ("native_batch_norm", "bfloat16", "forward"): _BORROWED_BN_DTYPES,
+    ("native_layer_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
+    ("native_layer_norm", "bfloat16", "forward"): _BORROWED_NORM_DTYPES,
+    ("nn.functional.layer_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
+    ("nn.functional.layer_norm", "bfloat16", "forward"): _BORROWED_NORM_DTYPES,
+    ("nn.functional.instance_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
+    ("nn.functional.instance_norm", "bfloat16", "forward"): _BORROWED_NORM_DTYPES,
+    ("addr", "float16", "forward"): _ADDR_ROUNDING,
+    ("addr", "bfloat16", "forward"): _ADDR_ROUNDING,
+    ("pca_lowrank", "complex64", "forward"): _LOWRANK_COMPLEX,
+    ("svd_lowrank", "complex64", "forward"): _LOWRANK_COMPLEX,
     ("to_sparse", "*", "forward"): _SPARSE,
     ("to_sparse", "*", "backward"): _SPARSE,
     ("sparse.mm.reduce", "*", "forward"): _SPARSE,
