@@ -141,6 +141,14 @@ def summarize(results: list[dict]) -> dict:
     return summary
 
 
+def dump(report: dict) -> str:
+    """The report as JSON with one result per line (a reviewable diff when it changes)."""
+    head = {k: v for k, v in report.items() if k != "results"}
+    text = json.dumps(head, indent=1)[:-2]
+    rows = ",\n  ".join(json.dumps(r) for r in report["results"])
+    return f"{text},\n \"results\": [\n  {rows}\n ]\n}}\n"
+
+
 def write_report(args, ops, dtypes, directions, results, started) -> dict:
     """Writes the report so far (a sweep stopped early leaves the ops it finished)."""
     import torch
@@ -150,7 +158,7 @@ def write_report(args, ops, dtypes, directions, results, started) -> dict:
               "seconds": round(time.time() - started), "summary": summarize(results),
               "results": sorted(results, key=lambda r: (r["op"], r["direction"], r["dtype"]))}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    Path(args.out).write_text(dump(report))
     return report
 
 
@@ -169,7 +177,7 @@ def reclassify(path: Path) -> None:
             r["status"] = "xfail"
             r["detail"] = f"{r['detail']} [expected: {reason}]"
     report["summary"] = summarize(report["results"])
-    path.write_text(json.dumps(report, indent=1) + "\n")
+    path.write_text(dump(report))
 
 
 def main() -> None:
