@@ -41,5 +41,13 @@ def _generate_op_coverage(app) -> None:
     op_coverage.main(["--output", str(DOCS / "op-coverage.md")])
 
 
+def _generate_opinfo_report(app) -> None:
+    """Writes opinfo-report.md from the committed sweep report (the sweep is not rerun)."""
+    import opinfo_report
+
+    opinfo_report.main(["--output", str(DOCS / "opinfo-report.md")])
+
+
 def setup(app):
     app.connect("builder-inited", _generate_op_coverage)
+    app.connect("builder-inited", _generate_opinfo_report)

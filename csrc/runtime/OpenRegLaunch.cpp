@@ -8,7 +8,10 @@ namespace c10::openreg {
 at::Tensor KernelTensor::cpu() const {
   void* kernel_ptr = nullptr;
   OPENREG_CHECK(orGetKernelPointer(&kernel_ptr, data_));
-  return at::from_blob(kernel_ptr, sizes_, strides_, at::TensorOptions().dtype(dtype_));
+  at::Tensor t = at::from_blob(kernel_ptr, sizes_, strides_, at::TensorOptions().dtype(dtype_));
+  if (conj_) t._set_conj(true);
+  if (neg_) t._set_neg(true);
+  return t;
 }
 
 }  // namespace c10::openreg

@@ -18,6 +18,7 @@ namespace c10::openreg {
 // What a kernel needs to see a device tensor: its device address and layout,
 // captured at launch. Inside the kernel, cpu() wraps the kernel-view address
 // in a CPU tensor, so PyTorch's own CPU kernels run on device memory.
+// The conjugate and negative bits travel with it.
 // LITERALINCLUDE START: LAUNCH_KERNEL_TENSOR
 class KernelTensor {
  public:
@@ -27,7 +28,9 @@ class KernelTensor {
       : data_((check_storage_fits(t), const_cast<void*>(t.const_data_ptr()))),
         sizes_(t.sizes().begin(), t.sizes().end()),
         strides_(t.strides().begin(), t.strides().end()),
-        dtype_(t.scalar_type()) {}
+        dtype_(t.scalar_type()),
+        conj_(t.is_conj()),
+        neg_(t.is_neg()) {}
 
   at::Tensor cpu() const;  // valid only while a kernel runs
 
@@ -36,6 +39,8 @@ class KernelTensor {
   c10::SmallVector<int64_t, 5> sizes_;
   c10::SmallVector<int64_t, 5> strides_;
   ScalarType dtype_;
+  bool conj_;  // a conjugate or negative view: the CPU tensor carries the same
+  bool neg_;   // bits, so PyTorch's CPU kernels read the values the user sees
 };
 // LITERALINCLUDE END: LAUNCH_KERNEL_TENSOR
 

@@ -16,11 +16,22 @@ using c10::openreg::getCurrentOpenRegStream;
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
-// Same dtype, same sizes and strides, and a dense block: one memcpy suffices.
+// LITERALINCLUDE START: COPY_BYTES_MATCH
+// Same dtype, sizes and strides, a dense block, and the same conjugate and
+// negative bits: one memcpy suffices. A conjugate view (x.conj()) holds x's
+// bytes; copying them into a tensor without the bit would drop the conjugation.
 bool bytes_match(const at::Tensor& a, const at::Tensor& b) {
   return a.dtype() == b.dtype() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
-         a.is_non_overlapping_and_dense();
+         a.is_non_overlapping_and_dense() && a.is_conj() == b.is_conj() &&
+         a.is_neg() == b.is_neg();
 }
+
+// Whether a device tensor's bytes, read raw, are its values: dense, and
+// neither a conjugate nor a negative view.
+bool plain_dense(const at::Tensor& t) {
+  return t.is_non_overlapping_and_dense() && !t.is_conj() && !t.is_neg();
+}
+// LITERALINCLUDE END: COPY_BYTES_MATCH
 
 size_t block_bytes(const at::Tensor& t) { return t.numel() * t.element_size(); }
 
@@ -98,7 +109,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
     return;
   }
   at::Tensor dense_src = src;
-  if (!src.is_non_overlapping_and_dense()) {
+  if (!plain_dense(src)) {  // resolve layout and conj/neg bits on the device first
     dense_src = at::empty(src.sizes(), src.options());
     copy_on_device(dense_src, src);
   }
@@ -112,7 +123,7 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
 // source's stream waits for the copy, so neither side reuses memory too early.
 void copy_across_devices(const at::Tensor& dst, const at::Tensor& src) {
   at::Tensor dense_src = src;
-  if (!src.is_non_overlapping_and_dense()) {
+  if (!plain_dense(src)) {
     dense_src = at::empty(src.sizes(), src.options());
     copy_on_device(dense_src, src);
   }
@@ -138,6 +149,9 @@ void copy_across_devices(const at::Tensor& dst, const at::Tensor& src) {
 }  // namespace
 
 // LITERALINCLUDE START: COPY_FROM
+// `self` and `dst` may be conjugate or negative views: the Conjugate and
+// Negative keys pass _copy_from through (OpenRegCopy.cpp), and the copy
+// resolves the bits (see bytes_match).
 at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   // `self` is the source. Every copy is ordered on the current stream; a copy
   // to pageable host memory returns once the data has arrived, and so does

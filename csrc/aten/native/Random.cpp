@@ -1,10 +1,12 @@
-// Random.cpp: uniform_, normal_, random_ and bernoulli_ drawing from the openreg generator.
+// Random.cpp: every random operator, drawing from the openreg generator.
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/view_as_real.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/native/CPUFallback.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <cmath>
@@ -13,9 +15,12 @@
 #include <mutex>
 
 #include "../../runtime/OpenRegGenerator.h"
+#include "Borrowed.h"
+#include "Fallback.h"
 #include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
+#include "Random.h"
 
 namespace at::native::openreg {
 
@@ -66,18 +71,22 @@ struct Draw {
 // LITERALINCLUDE START: RANDOM_RESERVE
 // Reserves `numel` blocks of the generator's stream, on the host, in launch
 // order: the kernel then knows exactly which numbers are its own.
-Draw reserve(const at::Tensor& self, std::optional<at::Generator> gen) {
+Draw reserve(c10::Device device, uint64_t blocks, std::optional<at::Generator> gen) {
   int capturing = 0;
   OPENREG_CHECK(orStreamIsCapturing(c10::openreg::getCurrentOpenRegStream().stream(), &capturing));
   TORCH_CHECK(!capturing, "random operators cannot be captured in an openreg graph: every replay "
               "would repeat the numbers drawn at capture");
   auto* generator = at::get_generator_or_default<OpenRegGeneratorImpl>(
-      gen, c10::openreg::default_generator(self.device().index()));
-  TORCH_CHECK(generator->device() == self.device(), "expected a generator on ", self.device(),
+      gen, c10::openreg::default_generator(device.index()));
+  TORCH_CHECK(generator->device() == device, "expected a generator on ", device,
               " but got one on ", generator->device());
   std::lock_guard<std::mutex> lock(generator->mutex_);
-  auto [seed, offset] = generator->reserve(static_cast<uint64_t>(self.numel()));
+  auto [seed, offset] = generator->reserve(blocks);
   return {{seed}, offset};
+}
+
+Draw reserve(const at::Tensor& self, std::optional<at::Generator> gen) {
+  return reserve(self.device(), static_cast<uint64_t>(self.numel()), gen);
 }
 // LITERALINCLUDE END: RANDOM_RESERVE
 
@@ -272,5 +281,105 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tens
                                    double scale) {
   return at::mul(at::mul(grad_output, mask), scale);
 }
+
+}  // namespace at::native::openreg
+
+namespace at::native::openreg {
+
+// LITERALINCLUDE START: RANDOM_INVERSE_CDF
+// Distributions with a closed-form inverse CDF: one uniform u in [0, 1) per
+// element, transformed. Same block layout as uniform_, so a seed reproduces them.
+template <class Transform>
+at::Tensor& draw_transformed(at::Tensor& self, std::optional<at::Generator> gen, const char* op,
+                             Transform transform) {
+  check_floating(self, op);
+  Draw draw = reserve(self, gen);
+  return launch_fill(self, [draw, transform](at::Tensor& t) {
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "draw", [&] {
+      auto* data = t.data_ptr<scalar_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        uint32_t r[4];
+        draw(i, r);
+        data[i] = static_cast<scalar_t>(transform(Draw::unit(r[0], r[1]), r));
+      }
+    });
+  });
+}
+
+at::Tensor& exponential_(at::Tensor& self, double lambda, std::optional<at::Generator> gen) {
+  TORCH_CHECK(lambda > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambda);
+  return draw_transformed(self, gen, "exponential_", [lambda](double u, const uint32_t*) {
+    return -std::log1p(-u) / lambda;  // 1 - u is in (0, 1]: finite
+  });
+}
+
+at::Tensor& cauchy_(at::Tensor& self, double median, double sigma, std::optional<at::Generator> gen) {
+  TORCH_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
+  return draw_transformed(self, gen, "cauchy_", [median, sigma](double u, const uint32_t*) {
+    return median + sigma * std::tan(M_PI * (u - 0.5));
+  });
+}
+
+at::Tensor& log_normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  TORCH_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
+  return draw_transformed(self, gen, "log_normal_", [mean, std](double, const uint32_t* r) {
+    double u1 = 1.0 - Draw::unit(r[0], r[1]);
+    double u2 = Draw::unit(r[2], r[3]);
+    return std::exp(mean + std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+  });
+}
+// LITERALINCLUDE END: RANDOM_INVERSE_CDF
+
+at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  TORCH_CHECK(0 < p && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
+  Draw draw = reserve(self, gen);
+  return launch_fill(self, [draw, p](at::Tensor& t) {
+    AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "geometric_", [&] {
+      auto* data = t.data_ptr<scalar_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        uint32_t r[4];
+        draw(i, r);
+        double u = 1.0 - Draw::unit(r[0], r[1]);  // (0, 1]
+        data[i] = static_cast<scalar_t>(std::ceil(std::log(u) / std::log1p(-p)));
+      }
+    });
+  });
+}
+
+// LITERALINCLUDE START: RANDOM_SEEDED_CPU_KERNEL
+// Every other random operator (multinomial, poisson, binomial, gamma,
+// dirichlet, randperm, rrelu, normal with tensor parameters) runs PyTorch's
+// CPU algorithm on device memory, through the borrowed path, with a CPU
+// generator seeded from one block of the openreg generator's stream. The
+// numbers therefore follow openreg's seed and state: torch.manual_seed,
+// get_rng_state/set_rng_state and generator= objects on openreg reproduce them.
+void seeded_cpu_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                       torch::jit::Stack* stack) {
+  const auto& args = op.schema().arguments();
+  const size_t first = stack->size() - args.size();
+  std::optional<c10::Device> device = check_same_device(op, *stack);
+  TORCH_CHECK(device.has_value(), op.schema().name(), ": expected an openreg tensor argument");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto& type = args[i].real_type();
+    if (type->kind() != c10::TypeKind::OptionalType ||
+        type->castRaw<c10::OptionalType>()->getElementType()->kind() != c10::TypeKind::GeneratorType) {
+      continue;
+    }
+    c10::IValue& slot = (*stack)[first + i];
+    std::optional<at::Generator> gen;
+    if (!slot.isNone()) gen = slot.toGenerator();
+    Draw draw = reserve(*device, 1, gen);  // one block, in launch order
+    uint32_t r[4];
+    draw(0, r);
+    uint64_t seed = (uint64_t(r[0]) << 32) | r[1];
+    slot = c10::IValue(at::make_generator<at::CPUGeneratorImpl>(seed));
+  }
+  // Without a Meta kernel (binomial, _sample_dirichlet) the borrowed path
+  // cannot size the results: PyTorch's CPU fallback copies the operands to
+  // the CPU and back instead, with the same seeded generator.
+  if (!op.hasKernelForDispatchKey(c10::DispatchKey::Meta)) return at::native::cpu_fallback(op, stack);
+  borrowed_kernel(op, keys, stack);
+}
+// LITERALINCLUDE END: RANDOM_SEEDED_CPU_KERNEL
 
 }  // namespace at::native::openreg

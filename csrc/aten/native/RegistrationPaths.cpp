@@ -115,12 +115,14 @@ at::Tensor selu_autograd(const at::Tensor& self) { return SeluFunction::apply(se
 
 // LITERALINCLUDE START: OVERRIDE_CLONE
 // clone's composite implementation is empty_like + copy_: two dispatches and
-// a generic copy. For dense tensors the device does it with one memcpy.
+// a generic copy. For dense tensors the device does it with one memcpy,
+// unless a conjugate or negative view needs its values resolved by the copy.
 at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory_format) {
   auto format = memory_format.value_or(c10::MemoryFormat::Preserve);
   at::Tensor out = at::empty_like(self, self.options(), format);
   if (self.numel() == 0) return out;
-  if (self.is_non_overlapping_and_dense() && out.strides() == self.strides()) {
+  if (self.is_non_overlapping_and_dense() && out.strides() == self.strides() &&
+      !self.is_conj() && !self.is_neg()) {
     c10::DeviceGuard guard(self.device());
     OPENREG_CHECK(orMemcpyAsync(out.mutable_data_ptr(), self.const_data_ptr(),
                                 self.numel() * self.element_size(), orMemcpyDeviceToDevice,

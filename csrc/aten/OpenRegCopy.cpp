@@ -1,0 +1,23 @@
+// OpenRegCopy.cpp: lets conjugate and negative views reach openreg's copy kernel unresolved.
+#include <torch/library.h>
+
+namespace at::native::openreg {
+
+// LITERALINCLUDE START: COPY_MATH_BITS_FALLTHROUGH
+// PyTorch resolves a conjugate (or negative) view before most operators run,
+// through a fallback on the Conjugate (Negative) key. A copy is how a view is
+// resolved, so copy_ skips that fallback and handles the bits itself; the
+// backend's _copy_from, which copy_ calls for openreg tensors, must do the
+// same, or the fallback resolves its source by cloning it, which copies it
+// again through _copy_from, unresolved.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+// LITERALINCLUDE END: COPY_MATH_BITS_FALLTHROUGH
+
+}  // namespace at::native::openreg

@@ -1,0 +1,250 @@
+"""Tests for the chapter "Testing: reusing PyTorch's test suites" (docs/testing.md).
+
+PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db)
+and module database (common_modules.module_db) are instantiated for the openreg
+device with PyTorch's own device-type machinery: every sample input runs on
+openreg and on the CPU and the results must agree, or the check must be in the
+reviewed expected-failure table (torch_openreg/openreg/testing/expected_failures.py).
+
+By default a fast subset runs (chosen to cover the mechanisms most likely to
+break: copies with conjugate/negative bits, FFTs, batch norm, random operators,
+recurrent networks, reductions, indexing). OPENREG_OPINFO=all instantiates every
+OpInfo; scripts/opinfo_sweep.py runs the whole database with crash isolation.
+
+Markers proven: TESTING_* (the harness, the table, the device test classes),
+COPY_BYTES_MATCH, COPY_MATH_BITS_FALLTHROUGH, RECURRENT_*, RANDOM_INVERSE_CDF,
+RANDOM_SEEDED_*, RANDOM_DISTRIBUTIONS_REGISTER, SPARSE_*, ZERO_TENSOR_*.
+"""
+
+import os
+import subprocess
+import sys
+
+import torch
+import torch_openreg  # noqa: F401
+from torch.testing._internal.common_methods_invocations import op_db
+
+from conftest import ROOT
+from torch_openreg.openreg.testing.compare import op_key
+from torch_openreg.openreg.testing.device_tests import FAST_MODULES, FAST_OPS, instantiate
+
+ALL = os.environ.get("OPENREG_OPINFO") == "all"
+instantiate(globals(), op_names=None if ALL else FAST_OPS,
+            module_names=None if ALL else FAST_MODULES, max_samples=4)
+
+
+def test_instantiated_for_openreg():
+    """PrivateUse1TestBase joined: the generated tests carry the device's name."""
+    # PrivateUse1TestBase names the class before the backend's name is known.
+    cls = globals()["TestOpInfoOpenRegPRIVATEUSE1"]
+    assert any(name.endswith("_openreg_float32") for name in dir(cls))
+
+
+def test_expected_failures_have_reasons():
+    from torch_openreg.openreg.testing.expected_failures import EXPECTED_FAILURES
+
+    names = {op_key(op) for op in op_db}
+    for (op, dtype, direction), reason in EXPECTED_FAILURES.items():
+        assert op in names, f"{op} is not an OpInfo"
+        assert direction in ("forward", "backward")
+        assert dtype == "*" or hasattr(torch, dtype)
+        assert len(reason.strip()) > 10, f"{op}: the reason must say why"
+
+
+# ---- the example of the chapter ----
+def test_example_output():
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "testing.py")],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 7
+    for line in lines[:6]:
+        assert " pass " in line, line
+    assert lines[6] == "z.conj().cpu() = tensor([1.-2.j, 3.+4.j])"
+
+
+# ---- copies honour the conjugate and negative bits ----
+class TestConjNegCopies:
+    def setup_method(self):
+        self.x = torch.tensor([1 + 2j, -3 - 4j, 5 + 0.5j])
+        self.d = self.x.to("openreg")
+
+    def test_conj_to_cpu(self):
+        assert torch.equal(self.d.conj().cpu(), self.x.conj())
+
+    def test_copy_into_device(self):
+        e = torch.empty_like(self.d)
+        e.copy_(self.d.conj())
+        assert torch.equal(e.cpu(), self.x.conj())
+
+    def test_resolve_conj_and_neg_view(self):
+        assert torch.equal(self.d.conj().resolve_conj().cpu(), self.x.conj())
+        assert torch.equal(torch._neg_view(self.d).cpu(), -self.x)
+        assert torch.equal(torch._neg_view(self.d).resolve_neg().cpu(), -self.x)
+
+    def test_cpu_conj_to_device_and_strided(self):
+        assert torch.equal(self.x.conj().to("openreg").cpu(), self.x.conj())
+        m = torch.randn(4, 3, dtype=torch.complex64)
+        dm = m.to("openreg")
+        assert torch.equal(dm.t().conj().cpu(), m.t().conj())  # not dense-compatible: device copy
+        assert torch.equal(dm.mH.contiguous().cpu(), m.mH.contiguous())
+
+    def test_into_conj_view(self):
+        e = torch.zeros(3, dtype=torch.complex64, device="openreg")
+        e.conj().copy_(self.d.to(torch.complex64))
+        assert torch.equal(e.cpu(), self.x.to(torch.complex64).conj())
+
+    def test_conj_aware_matmul(self):
+        a = torch.randn(3, 3, dtype=torch.complex64)
+        b = torch.randn(3, 3, dtype=torch.complex64)
+        got = (a.to("openreg").conj() @ b.to("openreg").mH).cpu()
+        torch.testing.assert_close(got, a.conj() @ b.mH)
+
+    def test_ifft_of_real(self):
+        r = torch.randn(8)
+        torch.testing.assert_close(torch.fft.ifft(r.to("openreg")).cpu(), torch.fft.ifft(r))
+
+
+# ---- random distributions: moments, reproducibility, torch.distributions ----
+N = 200_000
+
+
+def _moments(t):
+    t = t.double().cpu()
+    return t.mean().item(), t.var().item()
+
+
+class TestDistributions:
+    def test_inverse_cdf_moments(self):
+        x = torch.empty(N, device="openreg")
+        m, v = _moments(x.exponential_(2.0))
+        assert abs(m - 0.5) < 0.01 and abs(v - 0.25) < 0.01
+        m, v = _moments(x.log_normal_(0.0, 0.5))
+        assert abs(m - 1.1331) < 0.01 and abs(v - 0.3646) < 0.02
+        m, _ = _moments(x.geometric_(0.25))
+        assert abs(m - 4.0) < 0.05 and x.min().item() >= 1
+        med = x.cauchy_(1.0, 2.0).cpu().median().item()
+        assert abs(med - 1.0) < 0.05
+
+    def test_seeded_cpu_algorithms(self):
+        rate = torch.full((N,), 3.0, device="openreg")
+        m, v = _moments(torch.poisson(rate))
+        assert abs(m - 3) < 0.03 and abs(v - 3) < 0.06
+        m, v = _moments(torch.binomial(torch.full((N,), 10.0, device="openreg"),
+                                       torch.full((N,), 0.3, device="openreg")))
+        assert abs(m - 3) < 0.03 and abs(v - 2.1) < 0.05
+        m, v = _moments(torch._standard_gamma(torch.full((N,), 2.0, device="openreg")))
+        assert abs(m - 2) < 0.03 and abs(v - 2) < 0.06
+        mean = torch.full((N,), 1.0, device="openreg")
+        std = torch.full((N,), 2.0, device="openreg")
+        m, v = _moments(torch.normal(mean, std))
+        assert abs(m - 1) < 0.03 and abs(v - 4) < 0.08
+        probs = torch.tensor([0.1, 0.2, 0.7], device="openreg")
+        counts = torch.bincount(torch.multinomial(probs, N, replacement=True).cpu(), minlength=3)
+        torch.testing.assert_close(counts.double() / N, probs.cpu().double(), atol=0.01, rtol=0)
+        perm = torch.randperm(1000, device="openreg")
+        assert perm.device.type == "openreg" and torch.equal(perm.cpu().sort().values,
+                                                             torch.arange(1000))
+        d = torch._sample_dirichlet(torch.ones(1000, 4, device="openreg"))
+        torch.testing.assert_close(d.sum(1).cpu(), torch.ones(1000), atol=1e-5, rtol=0)
+
+    def test_seed_reproduces(self):
+        def draw():
+            torch.openreg.manual_seed(1234)
+            x = torch.empty(64, device="openreg")
+            return [x.exponential_().cpu(), torch.poisson(x.abs() + 1).cpu(),
+                    torch.multinomial(x.abs() + 0.1, 8).cpu(), torch.randperm(16, device="openreg").cpu()]
+
+        first, second = draw(), draw()
+        for a, b in zip(first, second):
+            assert torch.equal(a, b)
+        torch.openreg.manual_seed(4321)
+        assert not torch.equal(torch.empty(64, device="openreg").exponential_().cpu(), first[0])
+
+    def test_generator_argument(self):
+        g = torch.Generator(device="openreg").manual_seed(7)
+        a = torch.poisson(torch.ones(32, device="openreg"), generator=g).cpu()
+        g.manual_seed(7)
+        b = torch.poisson(torch.ones(32, device="openreg"), generator=g).cpu()
+        assert torch.equal(a, b)
+
+    def test_torch_distributions(self):
+        D = torch.distributions
+        one = torch.ones((), device="openreg")
+        for dist in [D.Normal(one, one), D.Gamma(one * 2, one), D.Beta(one * 2, one * 3),
+                     D.Dirichlet(torch.ones(3, device="openreg")), D.Poisson(one * 4),
+                     D.Exponential(one), D.Categorical(probs=torch.ones(4, device="openreg")),
+                     D.Binomial(10, probs=one * 0.5), D.Cauchy(one, one),
+                     D.LogNormal(one * 0, one), D.Geometric(one * 0.3)]:
+            s = dist.sample((1000,))
+            assert s.device.type == "openreg", type(dist).__name__
+            assert torch.isfinite(dist.log_prob(s)).all().item(), type(dist).__name__
+
+    def test_rrelu_training(self):
+        x = -torch.ones(N, device="openreg")
+        y = torch.nn.functional.rrelu(x, 0.1, 0.3, training=True).cpu()
+        assert y.min().item() >= -0.3 and y.max().item() <= -0.1
+        assert abs(y.mean().item() + 0.2) < 0.01
+
+
+# ---- recurrent networks train on openreg and match the CPU ----
+class TestRecurrent:
+    def _compare(self, make):
+        torch.manual_seed(0)
+        cpu = make()
+        dev = make().to("openreg")
+        dev.load_state_dict(cpu.state_dict())
+        x = torch.randn(5, 3, 4)
+        out_c, _ = cpu(x)
+        out_d, _ = dev(x.to("openreg"))
+        torch.testing.assert_close(out_d.cpu(), out_c, rtol=1e-5, atol=1e-5)
+        out_c.square().sum().backward()
+        out_d.square().sum().backward()
+        for (name, p_c), p_d in zip(cpu.named_parameters(), dev.parameters()):
+            torch.testing.assert_close(p_d.grad.cpu(), p_c.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+    def test_lstm_gru_rnn(self):
+        self._compare(lambda: torch.nn.LSTM(4, 6, num_layers=2, bidirectional=True))
+        self._compare(lambda: torch.nn.GRU(4, 6, num_layers=2, bidirectional=True))
+        self._compare(lambda: torch.nn.RNN(4, 6, num_layers=2, nonlinearity="relu"))
+
+    def test_packed_sequence_training(self):
+        """Ten SGD steps on a packed batch: the same losses as on the CPU, decreasing."""
+        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+        def train(device):
+            torch.manual_seed(0)
+            model = torch.nn.LSTM(4, 8, num_layers=2, bidirectional=True, batch_first=True)
+            head = torch.nn.Linear(16, 1)
+            model, head = model.to(device), head.to(device)
+            opt = torch.optim.SGD([*model.parameters(), *head.parameters()], lr=0.5)
+            x = torch.randn(6, 7, 4).to(device)
+            target = torch.randn(6, 7, 1).to(device)
+            lengths = torch.tensor([7, 6, 5, 4, 3, 2])
+            losses = []
+            for _ in range(10):
+                packed = pack_padded_sequence(x, lengths, batch_first=True)
+                out, _ = pad_packed_sequence(model(packed)[0], batch_first=True)
+                loss = (head(out) - target).square().mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            return losses
+
+        on_cpu, on_device = train("cpu"), train("openreg")
+        torch.testing.assert_close(on_device, on_cpu, rtol=1e-4, atol=1e-6)
+        assert on_device[-1] < on_device[0]
+
+
+# ---- sparse tensors: one clear error ----
+def test_sparse_error_names_op_and_layout():
+    import pytest
+
+    dense = torch.eye(3, device="openreg")
+    with pytest.raises(NotImplementedError, match=r"'aten::_to_sparse.*sparse.*openreg"):
+        dense.to_sparse()
+    i = torch.tensor([[0, 1], [1, 0]])
+    v = torch.tensor([1.0, 2.0])
+    with pytest.raises(NotImplementedError, match=r"sparse_coo.*openreg"):
+        torch.sparse_coo_tensor(i, v, (2, 2)).to("openreg")

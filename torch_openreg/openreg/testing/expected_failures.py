@@ -1,0 +1,74 @@
+"""The one reviewed table of OpInfo checks that fail on openreg, each with its reason.
+
+Keys are ``(op, dtype, direction)``: ``op`` is the OpInfo name with its variant
+(``"nn.functional.conv2d"``, ``"max.reduction_with_dim"``), ``dtype`` a dtype
+name or ``"*"`` for all, ``direction`` ``"forward"`` or ``"backward"``. The
+test module marks these ``expectedFailure`` (so a fix that makes one pass is
+reported, and the entry must be removed); the sweep reports them as ``xfail``.
+Nothing is skipped silently: an entry without a reason is refused.
+"""
+
+from __future__ import annotations
+
+# LITERALINCLUDE START: TESTING_EXPECTED_FAILURES
+_BORROWED_BN_SHAPES = (
+    "borrowed path: in eval mode the Meta kernel gives save_mean/save_invstd shape [C] where "
+    "the CPU kernel returns [0]; the borrowed kernel trusts Meta (fixed in Borrowed.cpp on the "
+    "perf branch)")
+_BORROWED_BN_DTYPES = (
+    "borrowed path: for half inputs the Meta kernel gives half save_mean/save_invstd where "
+    "the CPU kernel writes float32, so the .out overload rejects them (Borrowed.cpp, perf branch)")
+_BORROWED_NORM_DTYPES = (
+    "borrowed path: for half inputs the Meta kernel gives half mean/rstd outputs where the CPU "
+    "kernel writes float32, so the .out overload rejects them (Borrowed.cpp, perf branch)")
+_ADDR_ROUNDING = (
+    "addr has no openreg kernel and decomposes into mul and add, rounding the outer product to "
+    "the dtype before adding; the CPU kernel rounds once: results differ by a few ulps")
+_LOWRANK_COMPLEX = (
+    "an asynchronous kernel failure ('view_as_real doesn't work on unresolved conjugated "
+    "tensors') appears when the CPU reference runs first in the same process; running the "
+    "operator alone on openreg matches the CPU; cause not yet found")
+_FACTORY = (
+    "a factory: the CPU fallback refuses operators without a device operand, and openreg has no "
+    "kernel for it yet (the fallback chapter uses it as its example of a refused factory)")
+_SPARSE = ("sparse layouts are not implemented on openreg: the operator raises "
+           "NotImplementedError naming itself and the layout")
+
+EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
+    ("native_batch_norm", "*", "forward"): _BORROWED_BN_SHAPES,
+    ("_native_batch_norm_legit", "*", "forward"): _BORROWED_BN_SHAPES,
+    ("_native_batch_norm_legit", "*", "backward"): _BORROWED_BN_SHAPES,
+    ("nn.functional.batch_norm", "float16", "forward"): _BORROWED_BN_DTYPES,
+    ("nn.functional.batch_norm", "bfloat16", "forward"): _BORROWED_BN_DTYPES,
+    ("native_batch_norm", "float16", "forward"): _BORROWED_BN_DTYPES,
+    ("native_batch_norm", "bfloat16", "forward"): _BORROWED_BN_DTYPES,
+    ("native_layer_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
+    ("native_layer_norm", "bfloat16", "forward"): _BORROWED_NORM_DTYPES,
+    ("nn.functional.layer_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
+    ("nn.functional.layer_norm", "bfloat16", "forward"): _BORROWED_NORM_DTYPES,
+    ("nn.functional.instance_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
+    ("nn.functional.instance_norm", "bfloat16", "forward"): _BORROWED_NORM_DTYPES,
+    ("addr", "float16", "forward"): _ADDR_ROUNDING,
+    ("addr", "bfloat16", "forward"): _ADDR_ROUNDING,
+    ("pca_lowrank", "complex64", "forward"): _LOWRANK_COMPLEX,
+    ("svd_lowrank", "complex64", "forward"): _LOWRANK_COMPLEX,
+    ("tril_indices", "*", "forward"): _FACTORY,
+    ("triu_indices", "*", "forward"): _FACTORY,
+    ("to_sparse", "*", "forward"): _SPARSE,
+    ("to_sparse", "*", "backward"): _SPARSE,
+    ("sparse.mm.reduce", "*", "forward"): _SPARSE,
+    ("sparse.mm.reduce", "*", "backward"): _SPARSE,
+    ("sparse.sampled_addmm", "*", "forward"): _SPARSE,
+    ("sparse.sampled_addmm", "*", "backward"): _SPARSE,
+}
+# LITERALINCLUDE END: TESTING_EXPECTED_FAILURES
+
+
+def expected_failure(op: str, dtype: str, direction: str) -> str | None:
+    """The reason ``op`` is expected to fail for ``dtype`` and ``direction``, or None."""
+    for key in ((op, dtype, direction), (op, "*", direction)):
+        if key in EXPECTED_FAILURES:
+            reason = EXPECTED_FAILURES[key]
+            assert reason.strip(), f"expected failure {key} has no reason"
+            return reason
+    return None
