@@ -249,7 +249,8 @@ struct Plan {
   std::vector<int> written;                // per return: the argument it is, or -1 if new
   bool in_place = false;                   // every return is an argument
   std::optional<c10::OperatorHandle> out;  // the .out overload writing the new results, if any
-  mutable std::atomic<bool> out_failed{false};  // it turned out to want other shapes
+  // Set by a kernel when the .out overload turned out to want other shapes.
+  std::shared_ptr<std::atomic<bool>> out_failed = std::make_shared<std::atomic<bool>>(false);
   bool checked = false;                    // the shapes were compared with the CPU kernel's
   bool from_data = false;                  // the shapes depend on the data: no plan possible
 };
@@ -316,13 +317,25 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
     if (kind != c10::TypeKind::TensorType && kind != c10::TypeKind::ListType) plan->from_data = true;
   }
   if (plan->from_data) {
+    plan->results.clear();
     if (key.has_value()) remember(*key, plan);
     return nullptr;
+  }
+  // Python Meta kernels return tensors that own a Python object: keep plain
+  // C++ copies, which any thread may release without taking the GIL.
+  for (auto& r : plan->results) {
+    r = map_tensors(r, [](const at::Tensor& t) {
+      return t.defined() ? at::empty_strided(t.sizes(), t.strides(), t.options()) : t;
+    });
   }
   plan->written = written_arguments(schema);
   plan->in_place = std::all_of(plan->written.begin(), plan->written.end(), [](int a) { return a >= 0; });
   if (auto out = out_variant(schema); !plan->in_place && out && out_fits(*out, args, plan->results)) {
     plan->out = out;
+  }
+  if (plan->in_place && key.has_value()) {  // nothing new to check against the CPU kernel
+    plan->checked = true;
+    remember(*key, plan);
   }
   return plan;
 }
@@ -362,28 +375,29 @@ std::vector<c10::IValue> bind_results(const Plan& plan, const torch::jit::Stack&
 // the device's memory: the operator itself when it writes in place, else its
 // .out overload writing into the new results, else the functional operator
 // and a copy into them.
-void launch(const c10::OperatorHandle& op, std::shared_ptr<const Plan> plan,
-            const torch::jit::Stack& stack, size_t first, const std::vector<c10::IValue>& results) {
+void launch(const c10::OperatorHandle& op, const Plan& plan, const torch::jit::Stack& stack,
+            size_t first, const std::vector<c10::IValue>& results) {
   Captured args(stack.data() + first, stack.data() + stack.size());
   Captured outs(results.data(), results.data() + results.size());
-  launch_kernel([op, plan = std::move(plan), args = std::move(args), outs = std::move(outs)] {
+  launch_kernel([op, in_place = plan.in_place, out = plan.out, out_failed = plan.out_failed,
+                 args = std::move(args), outs = std::move(outs)] {
     torch::jit::Stack cpu;
     args.append_to(cpu);
-    if (plan->in_place) return op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
-    if (plan->out && !plan->out_failed.load(std::memory_order_relaxed)) {
+    if (in_place) return op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+    if (out && !out_failed->load(std::memory_order_relaxed)) {
       size_t n = cpu.size();
       outs.append_to(cpu);
       WarningBuffer buffer;
       try {
         c10::WarningUtils::WarningHandlerGuard guard(&buffer);
-        plan->out->redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+        out->redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
         for (const auto& w : buffer.warnings) c10::warn(w);
         return;
       } catch (const c10::Error& e) {
         // It wanted to resize an output (mse_loss.out with a reduction does).
         // Outputs are resized before anything is written: nothing changed.
         if (std::string(e.what()).find("not resizable") == std::string::npos) throw;
-        plan->out_failed.store(true);
+        out_failed->store(true);
       }
       cpu.resize(n);  // drop the outputs: the functional operator takes the arguments only
     }
@@ -486,6 +500,7 @@ std::shared_ptr<const Plan> checked(std::shared_ptr<const Plan> plan, const torc
   fixed->written = plan->written;
   fixed->in_place = plan->in_place;
   fixed->out = plan->out;
+  fixed->out_failed = plan->out_failed;
   fixed->checked = true;
   for (size_t r = 0; r < plan->results.size(); ++r) {
     if (plan->written[r] >= 0 || !produced[r].isTensor() || !plan->results[r].isTensor()) {
@@ -521,7 +536,7 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
   std::vector<c10::IValue> results;
   if (plan != nullptr && (plan->checked || plan->in_place || !key || stream_capturing())) {
     results = bind_results(*plan, *stack, first, *device);
-    launch(op, std::move(plan), *stack, first, results);
+    launch(op, *plan, *stack, first, results);
   } else {  // the shapes depend on the data, or a new plan is checked against the CPU kernel
     if (plan != nullptr) {
       bind_results(*plan, *stack, first, *device);  // resizes out= arguments as Meta says
