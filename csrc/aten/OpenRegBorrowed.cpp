@@ -64,6 +64,14 @@ constexpr const char* kBorrowed[] = {
     "nonzero", "nonzero.out", "masked_select", "masked_select.out", "_unique", "_unique2",
     "unique_dim", "unique_consecutive", "unique_dim_consecutive", "bincount",
     "repeat_interleave.Tensor", "histc",
+    // no Meta kernel in PyTorch: also run and waited for
+    "equal", "_aminmax", "_aminmax.dim", "_cummin_helper", "_logcumsumexp", "_logcumsumexp.out",
+    "_masked_softmax", "_masked_softmax_backward", "batch_norm_update_stats", "histogram.bin_ct",
+    "histogram.bins_tensor", "histogram.bin_ct_out", "histogram.bins_tensor_out",
+    "_histogramdd_bin_edges", "_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors",
+    "multi_margin_loss_backward", "multilabel_margin_loss_backward", "glu_jvp", "glu_backward_jvp",
+    "_add_relu.Scalar", "_add_relu.out", "adaptive_avg_pool2d.out", "_native_batch_norm_legit.out",
+    "_native_batch_norm_legit.no_stats_out",
     // softmax
     "_softmax", "_softmax.out", "_log_softmax", "_log_softmax.out", "_softmax_backward_data",
     "_softmax_backward_data.out", "_log_softmax_backward_data", "_log_softmax_backward_data.out",
