@@ -462,6 +462,7 @@ std::vector<c10::IValue> run_and_wait(const c10::OperatorHandle& op, const torch
 }
 // LITERALINCLUDE END: BORROWED_RUN_AND_WAIT
 
+// LITERALINCLUDE START: BORROWED_RESULTS_FROM_CPU
 // The results of run_and_wait as the operator returns them: arguments written
 // in place are the arguments; new tensors are copied to the device, with the
 // layout the CPU kernel gave them.
@@ -519,6 +520,7 @@ std::shared_ptr<const Plan> checked(std::shared_ptr<const Plan> plan, const torc
   }
   return fixed;
 }
+// LITERALINCLUDE END: BORROWED_RESULTS_FROM_CPU
 }  // namespace
 
 // LITERALINCLUDE START: BORROWED_KERNEL
