@@ -13,7 +13,7 @@ print(torch._C._dispatch_key_for_device("openreg"))
 # LITERALINCLUDE START: EXAMPLE_DISPATCH_HAS_KERNEL
 # Does openreg register its own kernel for an operator? If not, the global
 # fallback runs it on the CPU.
-for op in ["aten::add.Tensor", "aten::mm", "aten::nonzero", "aten::empty.memory_format"]:
+for op in ["aten::add.Tensor", "aten::mm", "aten::_cummax_helper", "aten::empty.memory_format"]:
     native = torch._C._dispatch_has_kernel_for_dispatch_key(op, "PrivateUse1")
     print(f"{op:28} {'openreg kernel' if native else 'CPU fallback'}")
 # LITERALINCLUDE END: EXAMPLE_DISPATCH_HAS_KERNEL

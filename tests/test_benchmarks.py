@@ -15,3 +15,14 @@ def test_harness_runs_every_case():
                  "event timing vs wall clock", "sin, 1M floats (native)",
                  "conv2d 16x16x32x32 (fallback)", "CNN training step", "transformer training step"):
         assert case in result.stdout, case
+
+
+def test_per_operator_benchmark_runs_every_operator():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "ops.py"), "--quick",
+                             "--size", "1K"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith("geomean")
+    for name in ("relu", "layer_norm", "masked_select", "index (bool mask)", "amp unscale"):
+        row = next(line for line in lines if line.startswith(name + " "))
+        assert "aten::" not in row, row  # nothing fell back to the CPU

@@ -71,11 +71,17 @@ def test_argument_errors_are_raised_at_the_call():
 
 
 def test_errors_a_meta_kernel_misses_surface_at_synchronization():
-    """PyTorch's Meta kernel for _softmax does not check dim: the kernel fails on the device,
-    and, as with a GPU, the error is reported by the next synchronization."""
+    """PyTorch's Meta kernel for _softmax does not check dim. A new plan is checked against the
+    CPU kernel, so the first call raises the CPU kernel's own error; a kernel that fails later
+    (an index out of range, known only from the data) is reported, as with a GPU, by the next
+    synchronization."""
     a = torch.randn(3, 4, device="openreg")
-    b = a.softmax(5)  # queued
-    with pytest.raises(RuntimeError, match="kernel failed on the device: Dimension out of range") as caught:
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        a.softmax(5)
+    good, bad = torch.tensor([0, 2], device="openreg"), torch.tensor([0, 7], device="openreg")
+    a.index_select(0, good)  # plans and checks the call
+    b = a.index_select(0, bad)  # queued with the same plan
+    with pytest.raises(RuntimeError, match="kernel failed on the device: index out of range") as caught:
         b.cpu()
     assert "Exception raised from" not in str(caught.value)  # the message, not a C++ backtrace
     assert torch.equal((a * 0).sum().cpu(), torch.tensor(0.0))
@@ -86,8 +92,9 @@ def test_launch_blocking_reports_those_errors_at_the_call():
 
     code = ("import torch\n"
             "a = torch.randn(3, 4, device='openreg')\n"
+            "a.index_select(0, torch.tensor([0, 2], device='openreg'))\n"
             "try:\n"
-            "    a.softmax(5)\n"
+            "    a.index_select(0, torch.tensor([0, 7], device='openreg'))\n"
             "except RuntimeError as e:\n"
-            "    print('at the call:', 'Dimension out of range' in str(e))\n")
+            "    print('at the call:', 'index out of range' in str(e))\n")
     assert run_python(code, env={"OPENREG_LAUNCH_BLOCKING": "1"}).stdout.strip() == "at the call: True"

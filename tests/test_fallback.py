@@ -21,35 +21,36 @@ def test_warns_once_per_operator_and_counts_every_call():
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             for _ in range(3):
-                torch.nonzero(x)
+                torch.cummax(x, 0)
             torch.logaddexp(x, x)
-        print(len([w for w in seen if "aten::nonzero" in str(w.message)]),
+        print(len([w for w in seen if "aten::_cummax_helper" in str(w.message)]),
               len([w for w in seen if "aten::logaddexp" in str(w.message)]))
         print(torch.openreg.fallback_counts())
         print(torch.openreg.fallback_report())
     """)
     out = run_python(code).stdout.splitlines()
     assert out[0] == "1 1"
-    assert out[1] == "{'aten::logaddexp': 1, 'aten::nonzero': 3}"
+    assert out[1] == "{'aten::_cummax_helper': 3, 'aten::logaddexp': 1}"
     assert out[2].split() == ["operator", "calls"]
-    assert ["aten::nonzero", "3"] in [line.split() for line in out[3:]]
+    assert ["aten::_cummax_helper", "3"] in [line.split() for line in out[3:]]
 
 
 def test_results_are_correct_on_the_fallback():
     x = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
-    assert torch.equal(torch.nonzero(x.to("openreg")).cpu(), torch.nonzero(x))
-    assert torch.equal(x.to("openreg")[x.to("openreg") > 0].cpu(), x[x > 0])  # data-dependent shape
+    values, indices = torch.cummax(x.to("openreg"), 0)
+    assert torch.equal(values.cpu(), torch.cummax(x, 0).values)
+    assert torch.equal(indices.cpu(), torch.cummax(x, 0).indices)
 
 
 def test_strict_mode_raises_naming_the_operator():
     code = ("import torch\n"
             "x = torch.ones(3, device='openreg')\n"
             "print((x + 1).sum().item())\n"  # native operators still work
-            "torch.nonzero(x)\n")
+            "torch.cummax(x, 0)\n")
     result = run_python(code, env={"OPENREG_STRICT_FALLBACK": "1"})
     assert result.stdout.strip() == "6.0"
     assert "NotImplementedError" in result.stderr
-    assert "'aten::nonzero' is not implemented for openreg and OPENREG_STRICT_FALLBACK=1" in result.stderr
+    assert "'aten::_cummax_helper' is not implemented for openreg and OPENREG_STRICT_FALLBACK=1" in result.stderr
 
 
 @pytest.mark.parametrize("call, reason", [
@@ -69,11 +70,11 @@ def test_refusal_is_computed_from_the_schema():
     assert _C._why_no_fallback("aten::unfold", "").startswith("it returns a view")
     assert _C._why_no_fallback("aten::randperm", "").startswith("it creates tensors")
     assert _C._why_no_fallback("aten::poisson", "").startswith("it draws random numbers")
-    assert _C._why_no_fallback("aten::nonzero", "") == ""
+    assert _C._why_no_fallback("aten::_cummax_helper", "") == ""
 
 
 def test_fallback_example():
     out = run_example("fallback.py")
-    assert "2 warnings for 4 fallbacks, first: 'aten::nonzero'" in out
-    assert "strict mode: NotImplementedError: 'aten::nonzero' is not implemented" in out
+    assert "2 warnings for 4 fallbacks, first: 'aten::_cummax_helper'" in out
+    assert "strict mode: NotImplementedError: 'aten::_cummax_helper' is not implemented" in out
     assert "refused: 'aten::tril_indices' is not implemented for openreg" in out

@@ -5,7 +5,8 @@
 For every ATen operator the dispatcher knows, what an openreg tensor gets:
 
   openreg kernel     a kernel of the backend's own (hand-written)
-  borrowed kernel    PyTorch's CPU kernel run on device memory (OpenRegBorrowed.cpp)
+  borrowed kernel    PyTorch's CPU kernel run on device memory (OpenRegBorrowed.cpp): every
+                     operator with a CPU and a Meta kernel, and the data-dependent ones
   composite          inherited: a CompositeImplicitAutograd or CompositeExplicitAutograd
                      implementation built from other operators
   CPU fallback       no kernel: the global fallback runs it on CPU copies
@@ -43,6 +44,8 @@ def classify(qualified: str) -> tuple[str, str]:
     entry = _entry(table, "PrivateUse1")
     if "[kernel]" in entry:
         if "OpenRegBorrowed.cpp" in entry:
+            if "[kernel]" not in _entry(table, "Meta"):
+                return "borrowed kernel", "runs and waits: no Meta kernel, or shapes from the data"
             return "borrowed kernel", ""
         if "/torch_openreg/" in entry or "/csrc/aten/" in entry:
             return "openreg kernel", entry.rsplit("/", 1)[-1].split(":")[0]
@@ -58,7 +61,21 @@ def classify(qualified: str) -> tuple[str, str]:
     cpu = _entry(table, "CPU")
     if not cpu or "[backend fallback]" in cpu:
         return "unsupported", "no CPU kernel to fall back to"
-    return "CPU fallback", ""
+    return "CPU fallback", fallback_reason(qualified, table)
+
+
+def fallback_reason(qualified: str, table: str) -> str:
+    """Why an operator with a CPU kernel is not borrowed (borrowed kernels need a Meta kernel)."""
+    meta = _entry(table, "Meta")
+    if "[kernel]" in meta:
+        return "registered to fall back on purpose (see the operators chapter)"
+    for word, layout in (("quantiz", "quantized"), ("sparse", "sparse"), ("spdiags", "sparse"),
+                         ("mkldnn", "MKL-DNN"), ("nested", "nested"), ("jagged", "nested")):
+        if word in qualified:
+            return f"no Meta kernel; works on {layout} tensors, which openreg does not have"
+    if "_test_" in qualified or "foobar" in qualified:
+        return "no Meta kernel; an operator of PyTorch's own tests"
+    return "no Meta kernel: the host cannot plan its outputs before a kernel runs"
 # LITERALINCLUDE END: OP_COVERAGE_CLASSIFY
 
 
@@ -92,7 +109,7 @@ def markdown(result: dict[str, list[tuple[str, str]]]) -> str:
         if category == "composite":
             out += ["Inherited from PyTorch; listed by name only.", ""]
             out.append(", ".join(f"`{name}`" for name, _ in ops))
-        elif category in ("refused", "unsupported", "openreg kernel"):
+        elif category in ("refused", "unsupported", "openreg kernel", "CPU fallback"):
             out += ["| operator | note |", "| --- | --- |"]
             out += [f"| `{name}` | {detail} |" for name, detail in ops]
         else:

@@ -27,3 +27,7 @@ torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_storage=True
 )
 # LITERALINCLUDE END: AUTOLOAD_PACKAGE_INIT
+
+# Operators with a CPU and a Meta kernel and no openreg kernel borrow the CPU's
+# (csrc/aten/OpenRegBorrowed.cpp); done here, after every registration above.
+_C._borrow_remaining_operators()

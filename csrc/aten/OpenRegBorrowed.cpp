@@ -1,7 +1,10 @@
 // OpenRegBorrowed.cpp: registers PyTorch's CPU kernels, run on device memory, for many operators.
 #include <torch/library.h>
 
+#include <string>
+
 #include "native/Borrowed.h"
+#include "native/Fallback.h"
 
 namespace at::native::openreg {
 
@@ -24,7 +27,7 @@ constexpr const char* kBorrowed[] = {
     "bitwise_not", "bitwise_not.out", "isnan", "isinf", "isneginf", "isneginf.out", "isposinf",
     "isposinf.out", "isfinite", "nan_to_num", "nan_to_num.out",
     // activations and their gradients
-    "relu", "relu_", "gelu", "gelu_", "gelu.out", "gelu_backward", "gelu_backward.grad_input",
+    "relu_", "gelu", "gelu_", "gelu.out", "gelu_backward", "gelu_backward.grad_input",
     "silu", "silu_", "silu.out", "silu_backward", "silu_backward.grad_input", "hardtanh",
     "hardtanh_", "hardtanh.out", "hardtanh_backward", "leaky_relu", "leaky_relu_",
     "leaky_relu.out", "leaky_relu_backward", "elu", "elu_", "elu.out", "elu_backward",
@@ -57,6 +60,18 @@ constexpr const char* kBorrowed[] = {
     "all", "all.dim", "all.all_out", "any", "any.dim", "any.all_out", "cumsum", "cumsum.out",
     "cumprod", "cumprod.out", "sort.stable", "sort.values_stable", "topk", "topk.values",
     "logsumexp", "logsumexp.out",
+    // outputs whose shapes depend on the data: run, waited for (see run_and_wait)
+    "nonzero", "nonzero.out", "masked_select", "masked_select.out", "_unique", "_unique2",
+    "unique_dim", "unique_consecutive", "unique_dim_consecutive", "bincount",
+    "repeat_interleave.Tensor", "histc",
+    // no Meta kernel in PyTorch: also run and waited for
+    "equal", "_aminmax", "_aminmax.dim", "_cummin_helper", "_logcumsumexp", "_logcumsumexp.out",
+    "_masked_softmax", "_masked_softmax_backward", "batch_norm_update_stats", "histogram.bin_ct",
+    "histogram.bins_tensor", "histogram.bin_ct_out", "histogram.bins_tensor_out",
+    "_histogramdd_bin_edges", "_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors",
+    "multi_margin_loss_backward", "multilabel_margin_loss_backward", "glu_jvp", "glu_backward_jvp",
+    "_add_relu.Scalar", "_add_relu.out", "adaptive_avg_pool2d.out", "_native_batch_norm_legit.out",
+    "_native_batch_norm_legit.no_stats_out",
     // softmax
     "_softmax", "_softmax.out", "_log_softmax", "_log_softmax.out", "_softmax_backward_data",
     "_softmax_backward_data.out", "_log_softmax_backward_data", "_log_softmax_backward_data.out",
@@ -99,5 +114,40 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 // LITERALINCLUDE END: BORROWED_REGISTER
+
+// LITERALINCLUDE START: BORROWED_REMAINING_OPERATORS
+// Every other ATen operator that has a CPU kernel and a Meta kernel, and no
+// kernel for openreg (its own, borrowed above, or a composite one), borrows
+// its CPU kernel too, unless the fallback's rules refuse it (views, random
+// operators, factories). Done once the whole library is registered (at
+// import), so the operators above and the hand-written kernels are known.
+int borrow_remaining_operators() {
+  static const int registered = [] {
+  auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1,
+                                 __FILE__, __LINE__);  // kept for the process's life
+  using c10::DispatchKey;
+  int count = 0;
+  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    auto op = c10::Dispatcher::singleton().findOp(name);
+    if (!op.has_value() || !op->hasSchema()) continue;
+    bool served = op->hasKernelForDispatchKey(DispatchKey::PrivateUse1) ||
+                  op->hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd) ||
+                  op->hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutograd) ||
+                  op->hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutogradNonFunctional);
+    if (served || !op->hasKernelForDispatchKey(DispatchKey::CPU) ||
+        !op->hasKernelForDispatchKey(DispatchKey::Meta) || !why_no_fallback(op->schema()).empty()) {
+      continue;
+    }
+    std::string qualified = name.name.substr(6);
+    if (!name.overload_name.empty()) qualified += "." + name.overload_name;
+    lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&borrowed_kernel>());
+    ++count;
+  }
+  return count;
+  }();
+  return registered;
+}
+// LITERALINCLUDE END: BORROWED_REMAINING_OPERATORS
 
 }  // namespace at::native::openreg

@@ -4,10 +4,12 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/util/SmallVector.h>
 
-#include <algorithm>
-#include <cstdlib>
+#include <atomic>
+#include <exception>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
@@ -17,96 +19,55 @@
 #include "../../runtime/OpenRegLaunch.h"
 #include "Fallback.h"
 #include "Minimal.h"
+#include "Operand.h"
 
 namespace at::native::openreg {
 
 namespace {
-using c10::openreg::KernelTensor;
+using c10::openreg::launch_kernel;
 
-// One tensor of an argument, as the kernel sees it.
-struct Piece {
-  std::optional<KernelTensor> device;  // an openreg tensor, through the kernel view
-  at::Tensor host;                     // a CPU tensor (a 0-dim value), or undefined
+// ---- the arguments of a call, as a kernel sees them ----
 
-  static Piece of(const at::Tensor& t) {
-    if (t.defined() && t.is_privateuseone()) return {KernelTensor(t), {}};
-    return {std::nullopt, t};  // the caller cannot change it: 0-dim CPU values are fresh
-  }
-  at::Tensor cpu() const { return device ? device->cpu() : host; }
-};
-
-// One argument of the CPU call, captured at launch.
-struct Arg {
-  enum class Kind { Value, Tensor, TensorList, OptionalTensorList } kind = Kind::Value;
-  c10::IValue value;
-  std::vector<std::optional<Piece>> pieces;
-
-  static Arg of(const c10::IValue& v) {
-    Arg a;
-    if (v.isTensor()) {
-      a.kind = Kind::Tensor;
-      a.pieces.push_back(Piece::of(v.toTensor()));
-    } else if (v.isTensorList()) {
-      a.kind = Kind::TensorList;
-      for (const at::Tensor& t : v.toTensorVector()) a.pieces.push_back(Piece::of(t));
-    } else if (v.isOptionalTensorList()) {
-      a.kind = Kind::OptionalTensorList;
-      for (const std::optional<at::Tensor> t : v.toOptionalTensorList()) {
-        a.pieces.push_back(t.has_value() ? std::optional<Piece>(Piece::of(*t)) : std::nullopt);
-      }
-    } else {
-      a.value = v;
+// LITERALINCLUDE START: BORROWED_CAPTURE
+// A call's arguments (or results) captured at launch: each value with its
+// tensors blanked out, and the tensors as Operands, in the order the walker
+// visits them. Inside the kernel, stack() rebuilds the values around CPU
+// tensors over the device's memory.
+class Captured {
+ public:
+  Captured(const c10::IValue* begin, const c10::IValue* end) {
+    for (const c10::IValue* v = begin; v != end; ++v) {
+      values_.push_back(map_tensors(*v, [this](const at::Tensor& t) {
+        operands_.emplace_back(t);
+        return at::Tensor();
+      }));
     }
-    return a;
   }
 
-  c10::IValue materialize() const {  // inside the kernel
-    switch (kind) {
-      case Kind::Tensor: return pieces[0]->cpu();
-      case Kind::TensorList: {
-        std::vector<at::Tensor> list;
-        for (const auto& p : pieces) list.push_back(p->cpu());
-        return list;
-      }
-      case Kind::OptionalTensorList: {
-        c10::List<std::optional<at::Tensor>> list;
-        for (const auto& p : pieces) list.push_back(p ? std::optional<at::Tensor>(p->cpu()) : std::nullopt);
-        return list;
-      }
-      case Kind::Value: return value;
+  void append_to(torch::jit::Stack& stack) const {  // inside the kernel
+    size_t next = 0;
+    for (const c10::IValue& v : values_) {
+      stack.push_back(map_tensors(v, [&](const at::Tensor&) { return operands_[next++].cpu(); }));
     }
-    return value;
   }
+
+ private:
+  c10::SmallVector<c10::IValue, 6> values_;
+  c10::SmallVector<Operand, 4> operands_;
 };
+// LITERALINCLUDE END: BORROWED_CAPTURE
 
 at::Tensor to_meta(const at::Tensor& t) {
   if (!t.defined() || !t.is_privateuseone()) return t;
   return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
 }
 
-c10::IValue to_meta(const c10::IValue& v) {
-  if (v.isTensor()) return to_meta(v.toTensor());
-  if (v.isTensorList()) {
-    std::vector<at::Tensor> list;
-    for (const at::Tensor& t : v.toTensorVector()) list.push_back(to_meta(t));
-    return list;
-  }
-  if (v.isOptionalTensorList()) {
-    c10::List<std::optional<at::Tensor>> list;
-    for (const std::optional<at::Tensor> t : v.toOptionalTensorList()) {
-      list.push_back(t.has_value() ? std::optional<at::Tensor>(to_meta(*t)) : std::nullopt);
-    }
-    return list;
-  }
-  return v;
-}
-
 // ---- the Meta cache ----
 // Meta kernels written in Python (relu, addmm, convolution, ...) cost 100-300
-// us a call. A model repeats the same shapes every step, so the results are
+// us a call. A model repeats the same shapes every step, so the plans are
 // cached by operator and argument metadata: Meta runs once per distinct call.
 struct MetaKey {
-  std::vector<int64_t> words;
+  c10::SmallVector<int64_t, 48> words;
   bool operator==(const MetaKey& o) const { return words == o.words; }
 };
 struct MetaKeyHash {
@@ -117,7 +78,8 @@ struct MetaKeyHash {
   }
 };
 
-void encode(const at::Tensor& t, std::vector<int64_t>& w) {
+void encode(const at::Tensor& t, MetaKey& k) {
+  auto& w = k.words;
   if (!t.defined()) {
     w.push_back(-1);
     return;
@@ -125,15 +87,18 @@ void encode(const at::Tensor& t, std::vector<int64_t>& w) {
   w.push_back(t.is_privateuseone() ? 1 : 2);
   w.push_back(static_cast<int64_t>(t.scalar_type()));
   w.push_back(t.dim());
-  for (int64_t d : t.sizes()) w.push_back(d);
-  for (int64_t d : t.strides()) w.push_back(d);
+  w.append(t.sizes().begin(), t.sizes().end());
+  w.append(t.strides().begin(), t.strides().end());
   if (!t.is_privateuseone()) w.push_back(t.unsafeGetTensorImpl()->is_wrapped_number());
 }
 
 // False when an argument's kind is not understood: then no caching.
-bool encode(const c10::IValue& v, std::vector<int64_t>& w) {
-  if (v.isTensor()) {
-    encode(v.toTensor(), w);
+bool encode(const c10::IValue& v, MetaKey& k) {
+  auto& w = k.words;
+  if (v.isTensor() || v.isTensorList() || v.isOptionalTensorList()) {
+    w.push_back(v.isTensor() ? -8 : v.isTensorList() ? -9 : -10);
+    for_each_tensor(v, [&](const at::Tensor& t) { encode(t, k); });
+    w.push_back(-11);
   } else if (v.isNone()) {
     w.push_back(-2);
   } else if (v.isInt()) {
@@ -152,14 +117,6 @@ bool encode(const c10::IValue& v, std::vector<int64_t>& w) {
     w.push_back(-6);
     for (int64_t i : v.toIntList()) w.push_back(i);
     w.push_back(-7);
-  } else if (v.isTensorList()) {
-    w.push_back(-8);
-    for (const at::Tensor& t : v.toTensorVector()) encode(t, w);
-    w.push_back(-9);
-  } else if (v.isOptionalTensorList()) {
-    w.push_back(-10);
-    for (const std::optional<at::Tensor> t : v.toOptionalTensorList()) encode(t.value_or(at::Tensor()), w);
-    w.push_back(-11);
   } else if (v.isString()) {
     w.push_back(-12);
     w.push_back(static_cast<int64_t>(std::hash<std::string_view>()(v.toStringView())));
@@ -172,20 +129,6 @@ bool encode(const c10::IValue& v, std::vector<int64_t>& w) {
   }
   return true;
 }
-
-// What the host learned about one call: the results' metadata, and the
-// operator's .out overload if it can write into results of those shapes.
-struct Plan {
-  std::vector<c10::IValue> results;
-  std::optional<c10::OperatorHandle> out;
-};
-
-std::mutex meta_cache_mu;
-std::unordered_map<MetaKey, Plan, MetaKeyHash>& meta_cache() {
-  static auto* cache = new std::unordered_map<MetaKey, Plan, MetaKeyHash>();
-  return *cache;
-}
-constexpr size_t kMetaCacheLimit = 8192;
 
 // A set of operators, found out once each at run time. Keyed by the address of
 // the operator's schema, which the dispatcher keeps for the process's life.
@@ -205,8 +148,9 @@ class OperatorSet {
   std::unordered_set<const c10::FunctionSchema*> ops_;
 };
 
-// Operators without a Meta kernel: they go to the fallback.
-OperatorSet& no_meta() {
+// Operators whose output shapes the host cannot know before the kernel runs:
+// no Meta kernel, or one that raises because the shapes depend on the data.
+OperatorSet& shapes_from_data() {
   static auto* ops = new OperatorSet();
   return *ops;
 }
@@ -230,13 +174,6 @@ std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema
   return out;
 }
 
-// Operators whose .out overload turned out, when run, to need outputs of other
-// shapes than the functional results.
-OperatorSet& out_unusable() {
-  static auto* ops = new OperatorSet();
-  return *ops;
-}
-
 // Collects warnings, to re-emit them only if the attempt that raised them stands.
 struct WarningBuffer final : c10::WarningHandler {
   std::vector<c10::Warning> warnings;
@@ -249,17 +186,13 @@ struct WarningBuffer final : c10::WarningHandler {
 bool out_fits(const c10::OperatorHandle& out, const torch::jit::Stack& args,
               const std::vector<c10::IValue>& results) {
   torch::jit::Stack trial;
-  for (const auto& a : args) trial.push_back(to_meta(a));
+  for (const auto& a : args) trial.push_back(map_tensors(a, [](const at::Tensor& t) { return to_meta(t); }));
   std::vector<c10::IValue> outs;
   for (const auto& r : results) {
-    if (r.isTensor()) {
-      if (!r.toTensor().defined()) return false;  // an output not asked for: no .out form
-      outs.push_back(at::empty({0}, r.toTensor().options()));
-    } else {
-      std::vector<at::Tensor> list;
-      for (const at::Tensor& t : r.toTensorVector()) list.push_back(at::empty({0}, t.options()));
-      outs.push_back(list);
-    }
+    bool undefined = false;
+    for_each_tensor(r, [&](const at::Tensor& t) { undefined = undefined || !t.defined(); });
+    if (undefined || !(r.isTensor() || r.isTensorList())) return false;  // an output not asked for
+    outs.push_back(map_tensors(r, [](const at::Tensor& t) { return at::empty({0}, t.options()); }));
   }
   trial.insert(trial.end(), outs.begin(), outs.end());
   try {
@@ -268,15 +201,10 @@ bool out_fits(const c10::OperatorHandle& out, const torch::jit::Stack& args,
     return false;
   }
   for (size_t r = 0; r < results.size(); ++r) {
-    if (results[r].isTensor()) {
-      if (outs[r].toTensor().sizes() != results[r].toTensor().sizes()) return false;
-    } else {
-      auto want = results[r].toTensorVector();
-      auto got = outs[r].toTensorVector();
-      for (size_t i = 0; i < want.size(); ++i) {
-        if (got[i].sizes() != want[i].sizes()) return false;
-      }
-    }
+    std::vector<at::IntArrayRef> want, got;
+    for_each_tensor(results[r], [&](const at::Tensor& t) { want.push_back(t.sizes()); });
+    for_each_tensor(outs[r], [&](const at::Tensor& t) { got.push_back(t.sizes()); });
+    if (want != got) return false;
   }
   return true;
 }
@@ -288,9 +216,311 @@ bool borrowing_disabled() {
   return disabled;
 }
 
-at::Tensor allocate_like(const at::Tensor& meta, c10::Device device) {
-  return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
+bool stream_capturing() {
+  int capturing = 0;
+  OPENREG_CHECK(orStreamIsCapturing(c10::openreg::getCurrentOpenRegStream().stream(), &capturing));
+  return capturing != 0;
 }
+
+// The returns that are arguments (in-place and out= results): the argument's
+// index, or -1 for a new result.
+std::vector<int> written_arguments(const c10::FunctionSchema& schema) {
+  std::vector<int> written;
+  for (const auto& ret : schema.returns()) {
+    int index = -1;
+    const auto* alias = ret.alias_info();
+    for (size_t a = 0; alias != nullptr && alias->isWrite() && a < schema.arguments().size(); ++a) {
+      const auto* arg_alias = schema.arguments()[a].alias_info();
+      if (arg_alias != nullptr && *arg_alias == *alias) {
+        index = static_cast<int>(a);
+        break;
+      }
+    }
+    written.push_back(index);
+  }
+  return written;
+}
+// LITERALINCLUDE START: BORROWED_PLAN_TYPE
+// What the host knows about a call before launching it: the results'
+// metadata (from the Meta kernel, checked once against the CPU kernel), which
+// results are arguments, and how the kernel will write the new ones.
+struct Plan {
+  std::vector<c10::IValue> results;        // Meta tensors: each return's shape, strides, dtype
+  std::vector<int> written;                // per return: the argument it is, or -1 if new
+  bool in_place = false;                   // every return is an argument
+  std::optional<c10::OperatorHandle> out;  // the .out overload writing the new results, if any
+  // Set by a kernel when the .out overload turned out to want other shapes.
+  std::shared_ptr<std::atomic<bool>> out_failed = std::make_shared<std::atomic<bool>>(false);
+  bool checked = false;                    // the shapes were compared with the CPU kernel's
+  bool from_data = false;                  // the shapes depend on the data: no plan possible
+};
+// LITERALINCLUDE END: BORROWED_PLAN_TYPE
+
+std::mutex meta_cache_mu;
+std::unordered_map<MetaKey, std::shared_ptr<const Plan>, MetaKeyHash>& meta_cache() {
+  static auto* cache = new std::unordered_map<MetaKey, std::shared_ptr<const Plan>, MetaKeyHash>();
+  return *cache;
+}
+constexpr size_t kMetaCacheLimit = 8192;
+
+void remember(MetaKey key, std::shared_ptr<const Plan> plan) {
+  std::lock_guard<std::mutex> lock(meta_cache_mu);
+  if (meta_cache().size() >= kMetaCacheLimit) meta_cache().clear();
+  meta_cache()[std::move(key)] = std::move(plan);
+}
+// LITERALINCLUDE START: BORROWED_STEP_PLAN
+// Step 1, on the host: the plan for this call. From the cache when the same
+// operator met arguments of the same metadata before; else the Meta kernel
+// computes the results' shapes and performs the operator's argument checks.
+// nullptr: the shapes depend on the data (see run_and_wait).
+std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
+                                      std::optional<MetaKey>& key) {
+  const auto& schema = op.schema();
+  const size_t first = stack.size() - schema.arguments().size();
+  key.emplace();
+  key->words.push_back(reinterpret_cast<int64_t>(&schema));
+  for (size_t i = first; i < stack.size() && key.has_value(); ++i) {
+    if (!encode(stack[i], *key)) key.reset();  // not cacheable
+  }
+  if (key.has_value()) {
+    std::lock_guard<std::mutex> lock(meta_cache_mu);
+    auto hit = meta_cache().find(*key);
+    if (hit != meta_cache().end()) return hit->second->from_data ? nullptr : hit->second;
+  }
+  if (shapes_from_data().contains(op)) return nullptr;
+
+  auto plan = std::make_shared<Plan>();
+  torch::jit::Stack args(stack.begin() + first, stack.end());
+  for (const auto& a : args) {
+    plan->results.push_back(map_tensors(a, [](const at::Tensor& t) { return to_meta(t); }));
+  }
+  try {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &plan->results);
+  } catch (const c10::NotImplementedError&) {
+    shapes_from_data().insert(op);  // no Meta kernel
+    return nullptr;
+  } catch (const c10::Error&) {
+    throw;  // the operator's own argument check: the user sees its message
+  } catch (const std::exception&) {
+    // A Python Meta kernel raised: the output shape depends on the data
+    // (indexing with a mask), or the arguments are wrong; the CPU kernel,
+    // run on the device, computes it or raises the operator's own error.
+    if (key.has_value()) {
+      auto marker = std::make_shared<Plan>();
+      marker->from_data = true;
+      remember(*key, std::move(marker));
+    }
+    return nullptr;
+  }
+  for (const auto& ret : schema.returns()) {  // a bool or a number: only the kernel knows it
+    auto kind = ret.type()->kind();
+    if (kind != c10::TypeKind::TensorType && kind != c10::TypeKind::ListType) plan->from_data = true;
+  }
+  if (plan->from_data) {
+    plan->results.clear();
+    if (key.has_value()) remember(*key, plan);
+    return nullptr;
+  }
+  // Python Meta kernels return tensors that own a Python object: keep plain
+  // C++ copies, which any thread may release without taking the GIL.
+  for (auto& r : plan->results) {
+    r = map_tensors(r, [](const at::Tensor& t) {
+      return t.defined() ? at::empty_strided(t.sizes(), t.strides(), t.options()) : t;
+    });
+  }
+  plan->written = written_arguments(schema);
+  plan->in_place = std::all_of(plan->written.begin(), plan->written.end(), [](int a) { return a >= 0; });
+  if (auto out = out_variant(schema); !plan->in_place && out && out_fits(*out, args, plan->results)) {
+    plan->out = out;
+  }
+  if (plan->in_place && key.has_value()) {  // nothing new to check against the CPU kernel
+    plan->checked = true;
+    remember(*key, plan);
+  }
+  return plan;
+}
+// LITERALINCLUDE END: BORROWED_STEP_PLAN
+
+at::Tensor allocate_like(const at::Tensor& meta, c10::Device device) {
+  if (!meta.defined()) return meta;  // an output not asked for
+  return empty_strided(meta.sizes(), meta.strides(), meta.scalar_type(), std::nullopt, device,
+                       std::nullopt);
+}
+
+// LITERALINCLUDE START: BORROWED_STEP_BIND
+// Step 2, on the host: the results. In-place and out= results are their
+// arguments (resized as the Meta kernel resized them); new results are
+// allocated on the device with the planned shapes and strides.
+std::vector<c10::IValue> bind_results(const Plan& plan, const torch::jit::Stack& stack,
+                                      size_t first, c10::Device device) {
+  std::vector<c10::IValue> results;
+  for (size_t r = 0; r < plan.written.size(); ++r) {
+    const c10::IValue& meta = plan.results[r];
+    if (plan.written[r] < 0) {
+      results.push_back(map_tensors(meta, [&](const at::Tensor& t) { return allocate_like(t, device); }));
+      continue;
+    }
+    results.push_back(stack[first + plan.written[r]]);
+    if (results.back().isTensor() && meta.isTensor() &&
+        results.back().toTensor().sizes() != meta.toTensor().sizes()) {
+      results.back().toTensor().resize_(meta.toTensor().sizes());
+    }
+  }
+  return results;
+}
+// LITERALINCLUDE END: BORROWED_STEP_BIND
+
+// LITERALINCLUDE START: BORROWED_STEP_LAUNCH
+// Step 3: queue the kernel. It runs the operator's CPU kernel on CPU views of
+// the device's memory: the operator itself when it writes in place, else its
+// .out overload writing into the new results, else the functional operator
+// and a copy into them.
+void launch(const c10::OperatorHandle& op, const Plan& plan, const torch::jit::Stack& stack,
+            size_t first, const std::vector<c10::IValue>& results) {
+  Captured args(stack.data() + first, stack.data() + stack.size());
+  Captured outs(results.data(), results.data() + results.size());
+  launch_kernel([op, in_place = plan.in_place, out = plan.out, out_failed = plan.out_failed,
+                 args = std::move(args), outs = std::move(outs)] {
+    torch::jit::Stack cpu;
+    args.append_to(cpu);
+    if (in_place) return op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+    if (out && !out_failed->load(std::memory_order_relaxed)) {
+      size_t n = cpu.size();
+      outs.append_to(cpu);
+      WarningBuffer buffer;
+      try {
+        c10::WarningUtils::WarningHandlerGuard guard(&buffer);
+        out->redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+        for (const auto& w : buffer.warnings) c10::warn(w);
+        return;
+      } catch (const c10::Error& e) {
+        // It wanted to resize an output (mse_loss.out with a reduction does).
+        // Outputs are resized before anything is written: nothing changed.
+        if (std::string(e.what()).find("not resizable") == std::string::npos) throw;
+        out_failed->store(true);
+      }
+      cpu.resize(n);  // drop the outputs: the functional operator takes the arguments only
+    }
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+    torch::jit::Stack dst;
+    outs.append_to(dst);
+    for (size_t r = 0; r < dst.size(); ++r) {  // functional results: copy them over
+      std::vector<at::Tensor> src;
+      for_each_tensor(cpu[r], [&](const at::Tensor& t) { src.push_back(t); });
+      size_t i = 0;
+      for_each_tensor(dst[r], [&](const at::Tensor& t) {
+        if (t.defined()) t.copy_(src[i]);
+        ++i;
+      });
+    }
+  });
+}
+// LITERALINCLUDE END: BORROWED_STEP_LAUNCH
+
+// LITERALINCLUDE START: BORROWED_RUN_AND_WAIT
+// For outputs whose shapes only the kernel knows (nonzero, masked_select,
+// boolean indexing, unique): run the CPU kernel on the device's memory, wait
+// for it, and move its results to the device. The synchronization is the
+// one a GPU needs for the same operators. Also run once for every new plan,
+// to check the Meta kernel's shapes against what the CPU kernel produces.
+std::vector<c10::IValue> run_and_wait(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
+                                      size_t first) {
+  TORCH_CHECK(!stream_capturing(), op.schema().name(), " has outputs whose shapes depend on the "
+              "data: it synchronizes with the device, which a stream being captured into a graph "
+              "cannot do");
+  Captured args(stack.data() + first, stack.data() + stack.size());
+  std::vector<size_t> outs;  // out= arguments: the CPU kernel sizes them, the host copies them
+  for (size_t a = 0; a < op.schema().arguments().size(); ++a) {
+    if (op.schema().arguments()[a].is_out()) outs.push_back(a);
+  }
+  struct Produced {
+    torch::jit::Stack results;
+    std::exception_ptr error;  // the operator's own error, raised on the host as it was raised
+  };
+  auto produced = std::make_shared<Produced>();
+  launch_kernel([op, args = std::move(args), outs = std::move(outs), produced] {
+    try {
+    torch::jit::Stack cpu;
+    args.append_to(cpu);
+    for (size_t a : outs) {
+      cpu[a] = map_tensors(cpu[a], [](const at::Tensor& t) { return at::empty({0}, t.options()); });
+    }
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+    for (auto& r : cpu) {  // a result over device memory (a view of an input) is read now
+      r = map_tensors(r, [](const at::Tensor& t) {
+        return t.defined() && !t.storage().resizable() ? t.clone() : t;
+      });
+    }
+    produced->results = std::move(cpu);
+    } catch (...) {
+      produced->error = std::current_exception();
+    }
+  });
+  c10::openreg::getCurrentOpenRegStream().synchronize();
+  if (produced->error) std::rethrow_exception(produced->error);
+  return std::move(produced->results);
+}
+// LITERALINCLUDE END: BORROWED_RUN_AND_WAIT
+
+// LITERALINCLUDE START: BORROWED_RESULTS_FROM_CPU
+// The results of run_and_wait as the operator returns them: arguments written
+// in place are the arguments; new tensors are copied to the device, with the
+// layout the CPU kernel gave them.
+std::vector<c10::IValue> device_results(const c10::FunctionSchema& schema,
+                                        const torch::jit::Stack& produced,
+                                        const torch::jit::Stack& stack, size_t first,
+                                        c10::Device device) {
+  std::vector<int> written = written_arguments(schema);
+  std::vector<c10::IValue> results;
+  for (size_t r = 0; r < written.size(); ++r) {
+    if (written[r] >= 0) {
+      results.push_back(stack[first + written[r]]);
+      if (schema.arguments()[written[r]].is_out() && produced[r].isTensor()) {
+        const at::Tensor& out = results.back().toTensor();
+        out.resize_(produced[r].toTensor().sizes());
+        out.copy_(produced[r].toTensor());
+      }
+      continue;
+    }
+    results.push_back(map_tensors(produced[r], [&](const at::Tensor& t) {
+      if (!t.defined()) return t;
+      at::Tensor d = empty_strided(t.sizes(), t.strides(), t.scalar_type(), std::nullopt, device,
+                                   std::nullopt);
+      d.copy_(t);
+      return d;
+    }));
+  }
+  return results;
+}
+
+// A new plan whose results are what the CPU kernel produced, where the Meta
+// kernel said otherwise (native_batch_norm in eval mode: Meta says save_mean
+// has shape [C], the CPU kernel returns it empty).
+std::shared_ptr<const Plan> checked(std::shared_ptr<const Plan> plan, const torch::jit::Stack& produced) {
+  auto fixed = std::make_shared<Plan>();
+  fixed->written = plan->written;
+  fixed->in_place = plan->in_place;
+  fixed->out = plan->out;
+  fixed->out_failed = plan->out_failed;
+  fixed->checked = true;
+  for (size_t r = 0; r < plan->results.size(); ++r) {
+    if (plan->written[r] >= 0 || !produced[r].isTensor() || !plan->results[r].isTensor()) {
+      fixed->results.push_back(plan->results[r]);
+      continue;
+    }
+    const at::Tensor& meta = plan->results[r].toTensor();
+    const at::Tensor& cpu = produced[r].toTensor();
+    if (meta.defined() && cpu.defined() && meta.sizes() != cpu.sizes()) {
+      fixed->results.push_back(at::empty_strided(cpu.sizes(), cpu.strides(),
+                                                 cpu.options().device(c10::kMeta)));
+      fixed->out.reset();  // the .out overload would want the Meta shapes
+    } else {
+      fixed->results.push_back(plan->results[r]);
+    }
+  }
+  return fixed;
+}
+// LITERALINCLUDE END: BORROWED_RESULTS_FROM_CPU
 }  // namespace
 
 // LITERALINCLUDE START: BORROWED_KERNEL
@@ -303,129 +533,20 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
   TORCH_CHECK(device.has_value(), schema.name(), ": expected an openreg tensor argument");
   c10::DeviceGuard guard(*device);
 
-  // 1. The Meta kernel computes the results' shapes, strides and dtypes on
-  //    the host, and performs the operator's argument checks. Its results
-  //    are cached by the arguments' metadata.
-  MetaKey key;
-  key.words.push_back(reinterpret_cast<int64_t>(&schema));
-  bool cacheable = true;
-  for (size_t i = first; i < stack->size() && cacheable; ++i) cacheable = encode((*stack)[i], key.words);
-  Plan plan;
-  bool cached = false;
-  if (cacheable) {
-    std::lock_guard<std::mutex> lock(meta_cache_mu);
-    auto hit = meta_cache().find(key);
-    if (hit != meta_cache().end()) {
-      plan = hit->second;
-      cached = true;
-    }
-  }
-  if (!cached && no_meta().contains(op)) return cpu_fallback(op, stack);
-  if (!cached) try {
-    torch::jit::Stack args(stack->begin() + first, stack->end());
-    for (const auto& a : args) plan.results.push_back(to_meta(a));
-    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &plan.results);
-    if (auto out = out_variant(schema); out && out_fits(*out, args, plan.results)) plan.out = out;
-    if (cacheable) {
-      std::lock_guard<std::mutex> lock(meta_cache_mu);
-      if (meta_cache().size() >= kMetaCacheLimit) meta_cache().clear();
-      meta_cache().emplace(std::move(key), plan);
-    }
-  } catch (const c10::NotImplementedError&) {
-    no_meta().insert(op);
-  } catch (const c10::Error&) {
-    throw;  // the operator's own argument check: the user sees its message
-  } catch (const std::exception&) {
-    // A Python Meta kernel raised: the output shape depends on the data
-    // (indexing with a mask), or the arguments are wrong. The fallback runs
-    // it on the CPU, which computes it or raises the operator's own error.
-    return cpu_fallback(op, stack);
-  }
-  if (!cached && no_meta().contains(op)) return cpu_fallback(op, stack);
-
-  // 2. Results: in-place and out= results are their arguments (resized as
-  //    the Meta kernel resized them); new results are allocated on the device.
+  std::optional<MetaKey> key;
+  std::shared_ptr<const Plan> plan = plan_call(op, *stack, key);
   std::vector<c10::IValue> results;
-  bool all_written_in_place = true;
-  for (size_t r = 0; r < schema.returns().size(); ++r) {
-    const auto* alias = schema.returns()[r].alias_info();
-    if (alias != nullptr && alias->isWrite()) {
-      for (size_t a = 0; a < n; ++a) {
-        const auto* arg_alias = schema.arguments()[a].alias_info();
-        if (arg_alias == nullptr || *arg_alias != *alias) continue;
-        results.push_back((*stack)[first + a]);
-        if (results.back().isTensor() && plan.results[r].isTensor() &&
-            results.back().toTensor().sizes() != plan.results[r].toTensor().sizes()) {
-          results.back().toTensor().resize_(plan.results[r].toTensor().sizes());
-        }
-        break;
-      }
-      continue;
+  if (plan != nullptr && (plan->checked || plan->in_place || !key || stream_capturing())) {
+    results = bind_results(*plan, *stack, first, *device);
+    launch(op, *plan, *stack, first, results);
+  } else {  // the shapes depend on the data, or a new plan is checked against the CPU kernel
+    if (plan != nullptr) {
+      bind_results(*plan, *stack, first, *device);  // resizes out= arguments as Meta says
     }
-    all_written_in_place = false;
-    if (plan.results[r].isTensor()) {
-      const at::Tensor& meta = plan.results[r].toTensor();  // undefined: an output not asked for
-      results.push_back(meta.defined() ? allocate_like(meta, *device) : at::Tensor());
-    } else {
-      std::vector<at::Tensor> list;
-      for (const at::Tensor& t : plan.results[r].toTensorVector()) list.push_back(allocate_like(t, *device));
-      results.push_back(list);
-    }
+    torch::jit::Stack produced = run_and_wait(op, *stack, first);
+    if (plan != nullptr && key.has_value()) remember(std::move(*key), checked(plan, produced));
+    results = device_results(schema, produced, *stack, first, *device);
   }
-
-  // 3. The kernel: the operator itself when it writes in place, else its .out
-  //    overload writing into the new results, else the functional operator and
-  //    a copy into them.
-  std::vector<Arg> args;
-  for (size_t i = first; i < stack->size(); ++i) args.push_back(Arg::of((*stack)[i]));
-  std::vector<Arg> results_seen;
-  for (const auto& r : results) results_seen.push_back(Arg::of(r));
-  bool all_defined = std::all_of(results.begin(), results.end(), [](const c10::IValue& r) {
-    return !r.isTensor() || r.toTensor().defined();
-  });
-  std::optional<c10::OperatorHandle> out;
-  if (!all_written_in_place && plan.out && all_defined && !out_unusable().contains(op)) out = plan.out;
-  c10::openreg::launch_kernel([op, out, args = std::move(args), results = std::move(results_seen),
-                               in_place = all_written_in_place] {
-    torch::jit::Stack cpu;
-    for (const Arg& a : args) cpu.push_back(a.materialize());
-    if (in_place) {
-      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
-      return;
-    }
-    if (out.has_value()) {
-      torch::jit::Stack with_outs = cpu;
-      for (const Arg& r : results) with_outs.push_back(r.materialize());
-      WarningBuffer buffer;
-      bool fits = true;
-      try {
-        c10::WarningUtils::WarningHandlerGuard guard(&buffer);
-        out->redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &with_outs);
-      } catch (const c10::Error& e) {
-        // It wanted to resize an output (mse_loss.out with a reduction does).
-        // Outputs are resized before anything is written: nothing changed.
-        if (std::string(e.what()).find("not resizable") == std::string::npos) throw;
-        out_unusable().insert(op);
-        fits = false;
-      }
-      if (fits) {
-        for (const auto& w : buffer.warnings) c10::warn(w);
-        return;
-      }
-    }
-    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
-    for (size_t r = 0; r < results.size(); ++r) {  // functional results: copy them over
-      c10::IValue dst = results[r].materialize();
-      if (dst.isTensor()) {
-        if (dst.toTensor().defined()) dst.toTensor().copy_(cpu[r].toTensor());
-      } else {
-        auto src = cpu[r].toTensorVector();
-        auto to = dst.toTensorVector();
-        for (size_t i = 0; i < to.size(); ++i) to[i].copy_(src[i]);
-      }
-    }
-  });
-
   torch::jit::drop(*stack, n);
   for (auto& r : results) stack->push_back(std::move(r));
 }

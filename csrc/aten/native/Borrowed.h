@@ -11,4 +11,9 @@ namespace at::native::openreg {
 void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                      torch::jit::Stack* stack);
 
+// Registers borrowed_kernel for every remaining ATen operator that has a CPU
+// and a Meta kernel and nothing for openreg; returns how many (see
+// OpenRegBorrowed.cpp). Called once, when torch_openreg is imported.
+int borrow_remaining_operators();
+
 }  // namespace at::native::openreg

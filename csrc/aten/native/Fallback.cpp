@@ -18,16 +18,7 @@ std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,
   const auto& schema = op.schema();
   SameDevice devices;
   for (size_t i = stack.size() - schema.arguments().size(); i < stack.size(); ++i) {
-    const c10::IValue& v = stack[i];
-    if (v.isTensor()) {
-      devices.add(v.toTensor());
-    } else if (v.isTensorList()) {
-      for (const at::Tensor& t : v.toTensorVector()) devices.add(t);
-    } else if (v.isOptionalTensorList()) {
-      for (const std::optional<at::Tensor> t : v.toOptionalTensorList()) {
-        if (t.has_value()) devices.add(*t);
-      }
-    }
+    for_each_tensor(stack[i], [&](const at::Tensor& t) { devices.add(t); });
   }
   return devices.check(schema.name());
 }

@@ -4,11 +4,13 @@
 namespace at::native::openreg {
 
 Operand::Operand(const at::Tensor& t) {
+  if (!t.defined()) return;
   if (t.is_privateuseone()) {
     device_.emplace(t);
+  } else if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
+    host_ = t;  // a Python number, made into a tensor for this call only
   } else {
     host_ = t.clone();  // the caller may change its CPU tensor after we return
-    host_.unsafeGetTensorImpl()->set_wrapped_number(t.unsafeGetTensorImpl()->is_wrapped_number());
   }
 }
 

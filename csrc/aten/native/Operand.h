@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
 
 #include <optional>
 #include <string>
@@ -10,17 +11,57 @@
 
 namespace at::native::openreg {
 
-// An input as a kernel sees it: a device tensor through the kernel view, or a
-// 0-dim CPU tensor (a Python number) captured by value.
+// LITERALINCLUDE START: OPERAND_TYPE
+// A tensor argument as a kernel sees it, captured at launch: a device tensor
+// through the kernel view, or a 0-dim CPU tensor (a Python number) by value.
+// Undefined tensors stay undefined.
 class Operand {
  public:
   explicit Operand(const at::Tensor& t);
-  at::Tensor cpu() const { return device_ ? device_->cpu() : host_; }
+  at::Tensor cpu() const { return device_ ? device_->cpu() : host_; }  // inside the kernel
 
  private:
   std::optional<c10::openreg::KernelTensor> device_;
   at::Tensor host_;
 };
+// LITERALINCLUDE END: OPERAND_TYPE
+
+// LITERALINCLUDE START: OPERAND_WALKER
+// The one walk over the tensors an argument or result holds: a Tensor, each
+// element of a Tensor[], each present element of a Tensor?[]. Anything else
+// holds no tensor. map_tensors rebuilds the value with each tensor replaced by
+// f(tensor), in the order for_each_tensor visits them.
+template <class F>
+void for_each_tensor(const c10::IValue& v, F&& f) {
+  if (v.isTensor()) {
+    f(v.toTensor());
+  } else if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorVector()) f(t);
+  } else if (v.isOptionalTensorList()) {
+    for (const std::optional<at::Tensor> t : v.toOptionalTensorList()) {
+      if (t.has_value()) f(*t);
+    }
+  }
+}
+
+template <class F>
+c10::IValue map_tensors(const c10::IValue& v, F&& f) {
+  if (v.isTensor()) return f(v.toTensor());
+  if (v.isTensorList()) {
+    std::vector<at::Tensor> list;
+    for (const at::Tensor& t : v.toTensorVector()) list.push_back(f(t));
+    return list;
+  }
+  if (v.isOptionalTensorList()) {
+    c10::List<std::optional<at::Tensor>> list;
+    for (const std::optional<at::Tensor> t : v.toOptionalTensorList()) {
+      list.push_back(t.has_value() ? std::optional<at::Tensor>(f(*t)) : std::nullopt);
+    }
+    return list;
+  }
+  return v;
+}
+// LITERALINCLUDE END: OPERAND_WALKER
 
 // Collects an operator's tensors and checks PyTorch's rule: one device, which
 // 0-dim CPU tensors (Python numbers) may join, as on CUDA.

@@ -4,6 +4,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <pybind11/stl.h>
 
+#include <aten/native/Borrowed.h>
 #include <aten/native/Fallback.h>
 
 namespace torch_openreg {
@@ -18,6 +19,9 @@ void bind_operators(py::module_& m) {
           auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str());
           return at::native::openreg::why_no_fallback(op.schema());
         }));
+  // Borrows the CPU kernels of the operators left without one (once; returns how many).
+  m.def("_borrow_remaining_operators",
+        translating([] { return at::native::openreg::borrow_remaining_operators(); }));
 }
 
 OPENREG_BINDINGS(operators, bind_operators);

@@ -1,0 +1,282 @@
+"""Per-operator benchmark: the operators real models call, openreg against native CPU.
+
+    python benchmarks/ops.py                 # every operator at 1K and 1M elements (a few minutes)
+    python benchmarks/ops.py --quick         # a few iterations: checks the harness, not numbers
+    python benchmarks/ops.py --size 1K -k sum   # one size, operators whose name contains "sum"
+
+The operators are what a CNN, a transformer block, an LSTM and an AMP training step dispatch
+(see `torch.openreg` dispatch tracing in docs/tools.md), plus indexing and reductions. Each
+runs on tensors of about 1,024 and about 1,048,576 elements. CPU and openreg rounds
+alternate, openreg rounds end with a synchronize, and the ratio is the median of the
+per-round ratios (openreg / CPU; 1.00 is as fast as native CPU). The last lines are the
+geometric means of the ratios, per size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+import warnings
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import compare  # noqa: E402  (the shared harness: alternating rounds, median ratio)
+
+SIZES = {"1K": 1 << 10, "1M": 1 << 20}
+
+# name -> make(n, device) returning a no-argument callable doing the operation once on
+# tensors of about n elements placed on `device`.
+Maker = Callable[[int, str], Callable[[], object]]
+
+
+def _side(n: int) -> int:
+    return max(2, int(round(math.sqrt(n))))
+
+
+def _unary(fn: Callable[[torch.Tensor], object], positive: bool = False) -> Maker:
+    def make(n: int, device: str):
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(n, generator=g)
+        x = (x.abs() + 0.1 if positive else x).to(device)
+        return lambda: fn(x)
+    return make
+
+
+def _binary(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> Maker:
+    def make(n: int, device: str):
+        g = torch.Generator().manual_seed(0)
+        x, y = torch.randn(n, generator=g).to(device), torch.randn(n, generator=g).to(device)
+        return lambda: fn(x, y)
+    return make
+
+
+def _matrix(fn: Callable[[torch.Tensor], object]) -> Maker:
+    """fn on a (rows, 64) matrix of about n elements (rows of a batch, features of a layer)."""
+    def make(n: int, device: str):
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(max(1, n // 64), 64, generator=g).to(device)
+        return lambda: fn(x)
+    return make
+
+
+def _square(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> Maker:
+    """fn on two square matrices of about n elements each."""
+    def make(n: int, device: str):
+        s = _side(n)
+        g = torch.Generator().manual_seed(0)
+        a, b = torch.randn(s, s, generator=g).to(device), torch.randn(s, s, generator=g).to(device)
+        return lambda: fn(a, b)
+    return make
+
+
+def _images(fn: Callable[[torch.Tensor], object], channels: int = 16) -> Maker:
+    """fn on an (N, C, H, W) batch of about n elements."""
+    def make(n: int, device: str):
+        side = max(4, _side(n // channels))
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(1, channels, side, side, generator=g).to(device)
+        return lambda: fn(x)
+    return make
+
+
+def _conv(backward: bool) -> Maker:
+    def make(n: int, device: str):
+        side = max(4, _side(n // 16))
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(1, 16, side, side, generator=g).to(device)
+        w = torch.randn(16, 16, 3, 3, generator=g).to(device)
+        if not backward:
+            return lambda: F.conv2d(x, w, padding=1)
+        x.requires_grad_(True)
+        w.requires_grad_(True)
+        y = F.conv2d(x, w, padding=1)
+        grad = torch.ones_like(y)
+        return lambda: torch.autograd.grad(y, (x, w), grad, retain_graph=True)
+    return make
+
+
+def _indexing(kind: str) -> Maker:
+    def make(n: int, device: str):
+        g = torch.Generator().manual_seed(0)
+        rows = max(2, n // 64)
+        x = torch.randn(rows, 64, generator=g).to(device)
+        idx = torch.randint(0, rows, (rows,), generator=g).to(device)
+        idx2 = torch.randint(0, 64, (rows, 64), generator=g).to(device)
+        src = torch.randn(rows, 64, generator=g).to(device)
+        mask = (torch.randn(rows, 64, generator=g) > 0).to(device)
+        weight = torch.randn(rows, 64, generator=g).to(device)
+        return {
+            "index_select": lambda: x.index_select(0, idx),
+            "index (tensor)": lambda: x[idx],
+            "gather": lambda: x.gather(1, idx2),
+            "scatter_add": lambda: torch.zeros_like(x).scatter_add_(1, idx2, src),
+            "index_put_": lambda: x.index_put_((idx,), src, accumulate=True),
+            "masked_fill": lambda: x.masked_fill(mask, 0.0),
+            "embedding": lambda: F.embedding(idx, weight),
+            "masked_select": lambda: x.masked_select(mask),
+            "nonzero": lambda: mask.nonzero(),
+            "index (bool mask)": lambda: x[mask],
+        }[kind]
+    return make
+
+
+def _cross_entropy(n: int, device: str):
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(max(1, n // 16), 16, generator=g).to(device)
+    target = torch.randint(0, 16, (logits.shape[0],), generator=g).to(device)
+    return lambda: F.cross_entropy(logits, target)
+
+
+def _batch_norm(n: int, device: str):
+    g = torch.Generator().manual_seed(0)
+    side = max(2, _side(n // 16))
+    x = torch.randn(4, 16, side // 2 or 1, side // 2 or 1, generator=g).to(device)
+    mean, var = torch.zeros(16, device=device), torch.ones(16, device=device)
+    return lambda: F.batch_norm(x, mean, var, training=True)
+
+
+def _lstm_cell(n: int, device: str):
+    g = torch.Generator().manual_seed(0)
+    gates = torch.randn(max(1, n // 256), 256, generator=g).to(device)
+    c = torch.randn(gates.shape[0], 64, generator=g).to(device)
+
+    def cell():
+        i, f, gg, o = gates.chunk(4, 1)
+        c2 = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(gg)
+        return torch.sigmoid(o) * torch.tanh(c2)
+    return cell
+
+
+def _foreach(kind: str) -> Maker:
+    def make(n: int, device: str):
+        g = torch.Generator().manual_seed(0)
+        params = [torch.randn(n // 4, generator=g).to(device) for _ in range(4)]
+        grads = [torch.randn(n // 4, generator=g).to(device) for _ in range(4)]
+        return {
+            "_foreach_add_": lambda: torch._foreach_add_(params, grads, alpha=0.0),
+            "_foreach_mul_": lambda: torch._foreach_mul_(params, 1.0),
+        }[kind]
+    return make
+
+
+def _amp_unscale(n: int, device: str):
+    g = torch.Generator().manual_seed(0)
+    grads = [torch.randn(n // 4, generator=g).to(device) for _ in range(4)]
+    found = torch.zeros(1, device=device)
+    inv = torch.ones(1, device=device)
+    return lambda: torch._amp_foreach_non_finite_check_and_unscale_(grads, found, inv)
+
+
+# LITERALINCLUDE START: BENCH_OPS_LIST
+OPS: dict[str, Maker] = {
+    # elementwise, unary (activations of every model; the optimizer's sqrt)
+    "relu": _unary(torch.relu), "relu_": _unary(lambda x: x.relu_()),
+    "gelu": _unary(F.gelu), "silu": _unary(F.silu), "sigmoid": _unary(torch.sigmoid),
+    "tanh": _unary(torch.tanh), "exp": _unary(torch.exp), "log": _unary(torch.log, positive=True),
+    "sqrt": _unary(torch.sqrt, positive=True), "rsqrt": _unary(torch.rsqrt, positive=True),
+    "neg": _unary(torch.neg), "abs": _unary(torch.abs), "sin": _unary(torch.sin),
+    "pow (scalar)": _unary(lambda x: x.pow(2)), "clamp": _unary(lambda x: x.clamp(-0.5, 0.5)),
+    "leaky_relu": _unary(F.leaky_relu), "dropout": _unary(lambda x: F.dropout(x, 0.1)),
+    "to half": _unary(lambda x: x.half()), "clone": _unary(torch.clone),
+    "zero_": _unary(lambda x: x.zero_()), "fill_": _unary(lambda x: x.fill_(1.5)),
+    "isfinite": _unary(torch.isfinite),
+    # elementwise, binary and ternary
+    "add": _binary(torch.add), "mul": _binary(torch.mul), "sub": _binary(torch.sub),
+    "div": _binary(torch.div), "add (scalar)": _unary(lambda x: x + 1.0),
+    "mul (scalar)": _unary(lambda x: x * 0.5), "maximum": _binary(torch.maximum),
+    "gt": _binary(torch.gt), "eq": _binary(torch.eq), "where": _binary(lambda x, y: torch.where(x > 0, x, y)),
+    "addcmul_": _binary(lambda x, y: x.addcmul_(y, y, value=0.0)),
+    "lerp_": _binary(lambda x, y: x.lerp_(y, 0.0)),
+    "threshold_backward": _binary(lambda x, y: torch.ops.aten.threshold_backward(x, y, 0.0)),
+    # reductions, scans and sorting
+    "sum": _unary(torch.sum), "sum(dim)": _matrix(lambda x: x.sum(1)), "mean": _unary(torch.mean),
+    "mean(dim)": _matrix(lambda x: x.mean(1)), "amax": _matrix(lambda x: x.amax(1)),
+    "argmax": _unary(torch.argmax), "max(dim)": _matrix(lambda x: x.max(1)),
+    "var": _matrix(lambda x: x.var(1)), "norm": _unary(torch.linalg.vector_norm),
+    "cumsum": _unary(lambda x: x.cumsum(0)), "all": _unary(lambda x: (x > -100).all()),
+    "topk": _matrix(lambda x: x.topk(4, 1)), "sort": _matrix(lambda x: x.sort(1)),
+    # softmax, normalization, losses
+    "softmax": _matrix(lambda x: x.softmax(1)), "log_softmax": _matrix(lambda x: x.log_softmax(1)),
+    "layer_norm": _matrix(lambda x: F.layer_norm(x, (64,))), "batch_norm": _batch_norm,
+    "cross_entropy": _cross_entropy, "mse_loss": _binary(F.mse_loss),
+    # matrix products, convolution, pooling
+    "mm": _square(torch.mm), "addmm": _square(lambda a, b: torch.addmm(b, a, b)),
+    "bmm": _square(lambda a, b: torch.bmm(a.unsqueeze(0), b.unsqueeze(0))),
+    "conv2d": _conv(backward=False), "conv2d backward": _conv(backward=True),
+    "max_pool2d": _images(lambda x: F.max_pool2d(x, 2)),
+    "avg_pool2d": _images(lambda x: F.avg_pool2d(x, 2)),
+    # joining, indexing, data-dependent shapes
+    "cat": _binary(lambda x, y: torch.cat([x, y])), "stack": _binary(lambda x, y: torch.stack([x, y])),
+    "contiguous (transpose)": _square(lambda a, b: a.t().contiguous()),
+    "index_select": _indexing("index_select"), "index (tensor)": _indexing("index (tensor)"),
+    "gather": _indexing("gather"), "scatter_add": _indexing("scatter_add"),
+    "index_put_": _indexing("index_put_"), "masked_fill": _indexing("masked_fill"),
+    "embedding": _indexing("embedding"), "masked_select": _indexing("masked_select"),
+    "nonzero": _indexing("nonzero"), "index (bool mask)": _indexing("index (bool mask)"),
+    # LSTM cell and optimizer / AMP steps
+    "lstm cell (pointwise)": _lstm_cell, "_foreach_add_": _foreach("_foreach_add_"),
+    "_foreach_mul_": _foreach("_foreach_mul_"), "amp unscale": _amp_unscale,
+}
+# LITERALINCLUDE END: BENCH_OPS_LIST
+
+
+def iterations_for(fn: Callable[[], object], budget: float) -> int:
+    """How many calls of fn take about `budget` seconds on the CPU."""
+    for _ in range(3):
+        fn()
+    start, count = time.perf_counter(), 0
+    while time.perf_counter() - start < budget / 4 and count < 100000:
+        fn()
+        count += 1
+    per_call = (time.perf_counter() - start) / count
+    return max(2, min(20000, int(budget / per_call)))
+
+
+def measure(name: str, size: str, quick: bool) -> tuple[float, float, float, list[str]]:
+    """(CPU seconds, openreg seconds, ratio, operators that fell back to the CPU)."""
+    n = SIZES[size]
+    cpu_fn, dev_fn = OPS[name](n, "cpu"), OPS[name](n, "openreg")
+    iterations = 2 if quick else iterations_for(cpu_fn, 0.02)
+    torch.openreg.reset_fallback_counts()
+    result = compare(cpu_fn, dev_fn, iterations, rounds=1 if quick else 7)
+    return (*result, sorted(torch.openreg.fallback_counts()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
+    parser.add_argument("--size", choices=sorted(SIZES), action="append",
+                        help="only this size (repeatable); default: all")
+    parser.add_argument("-k", dest="contains", default="", help="only operators containing this")
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")  # a fallback warning would be printed into the table
+    sizes = args.size or list(SIZES)
+    names = [name for name in OPS if args.contains in name]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads, {len(names)} operators")
+    print(f"{'operator':24}" + "".join(f" {'cpu ' + s:>10} {'openreg':>10} {'ratio':>6}" for s in sizes)
+          + "  CPU fallback")
+    ratios: dict[str, list[float]] = {s: [] for s in sizes}
+    for name in names:
+        row, fell_back = f"{name:24}", set()
+        for size in sizes:
+            cpu, dev, ratio, fallbacks = measure(name, size, args.quick)
+            ratios[size].append(ratio)
+            fell_back.update(fallbacks)
+            row += f" {cpu * 1e6:8.1f}us {dev * 1e6:8.1f}us {ratio:6.2f}"
+        print(row + "  " + ", ".join(sorted(fell_back)), flush=True)
+    row = f"{'geomean':24}"
+    for size in sizes:
+        geomean = math.exp(sum(math.log(r) for r in ratios[size]) / len(ratios[size]))
+        row += f" {'':10} {'':10} {geomean:6.2f}"
+    print(row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+// Reduce.cpp: the full sum on the device, hand-written for small tensors.
+//
+// torch.sum(x) of 1,024 floats is a 1-2 us job on the CPU; through the
+// borrowed path (the composite sum calls sum.dim_IntList, whose boxed call
+// wraps three tensors and builds a TensorIterator) it cost 3x that. Small
+// contiguous float tensors get a raw loop; everything else keeps PyTorch's
+// reduction, borrowed.
+#include <ATen/ops/sum.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "../../runtime/OpenRegLaunch.h"
+#include "Minimal.h"
+
+namespace at::native::openreg {
+
+namespace {
+using c10::openreg::launch_kernel;
+
+// LITERALINCLUDE START: REDUCE_RAW_SUM
+// Accumulates in double: for float32 more exact than the CPU's cascade, and
+// within float32 rounding of it.
+template <typename T>
+struct RawSumKernel {
+  T* out;
+  const T* in;
+  int64_t n;
+
+  void operator()() const {
+    void* o = nullptr;
+    void* x = nullptr;
+    OPENREG_CHECK(orGetKernelPointer(&o, out));
+    OPENREG_CHECK(orGetKernelPointer(&x, in));
+    const T* src = static_cast<const T*>(x);
+    double acc[4] = {0, 0, 0, 0};  // four independent chains: the loop vectorizes
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      for (int k = 0; k < 4; ++k) acc[k] += static_cast<double>(src[i + k]);
+    }
+    for (; i < n; ++i) acc[0] += static_cast<double>(src[i]);
+    *static_cast<T*>(o) = static_cast<T>((acc[0] + acc[1]) + (acc[2] + acc[3]));
+  }
+};
+
+constexpr int64_t kRawKernelMaxNumel = 32768;  // beyond this, PyTorch's parallel reduction wins
+
+at::Tensor sum(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
+  c10::ScalarType t = self.scalar_type();
+  bool raw = self.is_contiguous() && self.numel() > 0 && self.numel() <= kRawKernelMaxNumel &&
+             (t == at::kFloat || t == at::kDouble) && (!dtype.has_value() || *dtype == t);
+  if (!raw) return at::sum(self, at::OptionalIntArrayRef(at::IntArrayRef{}), false, dtype);
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_openreg({}, t, self.device());
+  if (t == at::kFloat) {
+    launch_kernel(RawSumKernel<float>{out.mutable_data_ptr<float>(), self.const_data_ptr<float>(),
+                                      self.numel()});
+  } else {
+    launch_kernel(RawSumKernel<double>{out.mutable_data_ptr<double>(),
+                                       self.const_data_ptr<double>(), self.numel()});
+  }
+  return out;
+}
+// LITERALINCLUDE END: REDUCE_RAW_SUM
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("sum", TORCH_FN(sum));
+}
+
+}  // namespace at::native::openreg
