@@ -7,7 +7,7 @@ from typing import Any, Union
 import torch
 from torch_openreg import _C
 
-from . import memory
+from . import faults, memory
 from ._utils import _get_device_index
 from .fallback import fallback_counts, fallback_report, reset_fallback_counts
 from .memory import (
