@@ -22,8 +22,8 @@ show("a device index that does not exist", lambda: torch.ones(2, device="openreg
 show("tensors on two devices", lambda: a + b)
 show("more memory than the device has", lambda: torch.empty(1 << 42, device="openreg"))
 show("an operator that cannot fall back", lambda: torch.tril_indices(3, 3, device="openreg"))
-show("a dtype the device does not support", lambda: torch.ones(2, dtype=torch.float8_e5m2,
-                                                              device="openreg").sum())
+show("a dispatch key with no kernel and no fallback",
+     lambda: torch.quantize_per_tensor(a, 0.1, 0, torch.qint8))
 # LITERALINCLUDE END: EXAMPLE_TROUBLESHOOTING_ERRORS
 
 # LITERALINCLUDE START: EXAMPLE_TROUBLESHOOTING_ASYNC
@@ -63,3 +63,15 @@ print("exit code", run.returncode)
 print("\n".join(line for line in run.stderr.splitlines()
                 if "Segmentation fault" in line or 'File "<string>", line 4' in line))
 # LITERALINCLUDE END: EXAMPLE_TROUBLESHOOTING_SEGFAULT
+
+# LITERALINCLUDE START: EXAMPLE_TROUBLESHOOTING_HANG
+# Something waits forever: find the stream that still has work. A stalled device is
+# simulated with a delay on every task.
+streams = [torch.openreg.Stream() for _ in range(3)]
+with torch.openreg.faults.stream_delay(200_000):      # 200 ms before every task
+    with torch.openreg.stream(streams[1]):
+        y = torch.ones(4, device="openreg") * 2
+    print("streams with pending work:", [i for i, s in enumerate(streams) if not s.query()])
+    streams[1].synchronize()
+print("after synchronize:", [i for i, s in enumerate(streams) if not s.query()])
+# LITERALINCLUDE END: EXAMPLE_TROUBLESHOOTING_HANG

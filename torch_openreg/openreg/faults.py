@@ -14,6 +14,8 @@ from torch_openreg import _C
 FaultKind = Literal["alloc", "launch", "copy"]
 
 
+# LITERALINCLUDE START: FAULTS_PYTHON_API
+
 def inject(kind: FaultKind, nth: int = 1, times: int = 1) -> None:
     """Fail the ``nth`` through ``nth + times - 1``-th event of ``kind`` from now.
 
@@ -45,3 +47,4 @@ def stream_delay(microseconds: int) -> Iterator[None]:
         yield
     finally:
         _C._set_stream_delay(0)
+# LITERALINCLUDE END: FAULTS_PYTHON_API

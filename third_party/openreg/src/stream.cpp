@@ -511,6 +511,7 @@ orError_t orEventElapsedTime(float* ms, orEvent_t start, orEvent_t end) {
 
 // ---- work ----
 
+// LITERALINCLUDE START: DRIVER_FAULT_QUEUE
 // What an injected launch or copy fault queues instead of the work: a failure
 // that the stream reports at its next synchronization.
 void run_injected_fault(void* what) { orKernelFail(static_cast<const char*>(what)); }
@@ -522,6 +523,7 @@ bool queue_injected_fault(orStream_t s, orFaultKind kind) {
                  TaskKind::Kernel});
   return true;
 }
+// LITERALINCLUDE END: DRIVER_FAULT_QUEUE
 
 orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
   OR_REFUSE_IN_FORKED_CHILD();
