@@ -19,7 +19,7 @@ configure() {  # configure <build dir> <sanitizer flags> [more cmake args]
 echo "== ThreadSanitizer: driver tests"
 configure build/tsan "-fsanitize=thread -g"
 cmake --build build/tsan --parallel "$JOBS" --target openreg_driver_tests
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/bin/openreg_driver_tests
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 handle_segv=0" build/tsan/bin/openreg_driver_tests
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer: driver and backend"
 PKG=$PWD/build/asan/pkg
@@ -28,13 +28,14 @@ configure build/asan "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-
   -DOPENREG_LIB_DIR="$PKG/torch_openreg/lib" \
   -DOPENREG_EXT_PATH="$PKG/torch_openreg/$("$PYTHON" -c 'import sysconfig; print("_C" + sysconfig.get_config_var("EXT_SUFFIX"))')"
 cmake --build build/asan --parallel "$JOBS"
-ASAN_OPTIONS="detect_leaks=0" UBSAN_OPTIONS="print_stacktrace=1" build/asan/bin/openreg_driver_tests
+ASAN_OPTIONS="detect_leaks=0:handle_segv=0" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" build/asan/bin/openreg_driver_tests
 # The Python package next to the instrumented libraries; PYTHONPATH puts it ahead of the
 # editable install, and torch's autoload imports this copy.
 for f in $(cd torch_openreg && find . -name '*.py'); do
   mkdir -p "$PKG/torch_openreg/$(dirname "$f")"
   ln -sf "$PWD/torch_openreg/$f" "$PKG/torch_openreg/$f"
 done
+# (handle_segv=0: tests provoke SIGSEGV on purpose, a host read of device memory.)
 # Python itself is not instrumented: preload the runtimes; Python's own allocations are not
 # ours to report (detect_leaks=0). Any ASan or UBSan report aborts the test that caused it.
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
