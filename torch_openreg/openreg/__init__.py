@@ -7,7 +7,7 @@ from typing import Any, Union
 import torch
 from torch_openreg import _C
 
-from . import amp, distributed, memory  # distributed: registers the orccl c10d backend
+from . import amp, distributed, faults, memory  # distributed: registers the orccl c10d backend
 from ._utils import _get_device_index
 from .amp import get_amp_supported_dtype, is_bf16_supported
 from .fallback import fallback_counts, fallback_report, reset_fallback_counts

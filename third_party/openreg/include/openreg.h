@@ -221,6 +221,22 @@ OR_API orError_t orActivityPopExternalCorrelationId(uint64_t* id);
 /* Hands every finished record to callback (on this thread) and forgets them. */
 OR_API orError_t orActivityFlush(orActivityCallback callback, void* user_data);
 /* LITERALINCLUDE END: DRIVER_API_ACTIVITY */
+/* Fault injection (for testing how software above the driver fails): the
+ * nth through (nth + times - 1)th event of a kind from now fails. nth 0
+ * disarms. OPENREG_FAULT_ALLOC / _LAUNCH / _COPY=N arm "the Nth" at start. An
+ * allocation fails at the call (orErrorMemoryAllocation); a kernel launch or a
+ * copy fails on its stream, reported at the next synchronization, as a device
+ * fault would be. A stream delay (OPENREG_STREAM_DELAY_US) makes every task on
+ * every stream wait that long first: a slow or stalled device. */
+/* LITERALINCLUDE START: DRIVER_API_FAULTS */
+typedef enum orFaultKind {
+  orFaultAlloc = 0,
+  orFaultLaunch = 1,
+  orFaultCopy = 2,
+} orFaultKind;
+OR_API orError_t orFaultInject(orFaultKind kind, unsigned long nth, unsigned long times);
+OR_API orError_t orFaultSetStreamDelay(unsigned microseconds);
+/* LITERALINCLUDE END: DRIVER_API_FAULTS */
 
 #ifdef __cplusplus
 }

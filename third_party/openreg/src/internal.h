@@ -86,6 +86,10 @@ char* kernel_address(const void* p);
 // Copies `count` bytes, splitting large copies across the copy engine's channels.
 void engine_copy(void* dst, const void* src, size_t count);
 
+// ---- fault injection (faults.cpp) -------------------------------------------
+bool fault_due(orFaultKind kind);  // counts one event of this kind; true if it must fail
+unsigned stream_delay_us();
+
 // ---- streams ---------------------------------------------------------------
 enum class TaskKind : uint8_t { Kernel, Host };
 struct Task {

@@ -135,6 +135,10 @@ orError_t orMalloc(void** dev_ptr, size_t size) {
   if (orError_t err = check_device(device)) return err;
   DeviceMemory& m = device_memory(device);
   if (m.capacity == 0) return fail(orErrorInitializationError, "device memory could not be mapped");
+  if (fault_due(orFaultAlloc)) {
+    return fail(orErrorMemoryAllocation, "injected fault: device " + std::to_string(device) +
+                                             " refused an allocation of " + std::to_string(size) + " bytes");
+  }
   size_t want = (size + kAlignment - 1) & ~(kAlignment - 1);
   std::lock_guard<std::mutex> lock(m.mu);
   for (auto it = m.free_ranges.begin(); it != m.free_ranges.end(); ++it) {

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <memory>
 #include <utility>
+#include <unordered_set>
+#include <algorithm>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -40,6 +42,7 @@ std::vector<DeviceStreams>& device_streams() {
 
 // LITERALINCLUDE START: DRIVER_STREAM_WORKER
 void run_task(const Task& task) {
+  if (unsigned us = stream_delay_us()) std::this_thread::sleep_for(std::chrono::microseconds(us));
   in_kernel = task.kind == TaskKind::Kernel;
   try {
     task.fn(task.arg);
@@ -286,6 +289,34 @@ void for_each_stream(int device, const std::function<void(orStream_t)>& fn) {
   for (orStream_t s : ds.streams) fn(s);
 }
 
+// ---- handle checks ----
+// Handles come from callers the driver cannot trust (a binding handed an integer, a
+// library passing a stale handle). The calls that take a handle from outside check it
+// against the live ones: an error, never a dereference of garbage. The launch and copy
+// paths, fed by the backend's own streams, skip the check.
+std::mutex live_events_mu;
+std::unordered_set<const void*>& live_events() {
+  static auto* set = new std::unordered_set<const void*>();
+  return *set;
+}
+
+orError_t check_event(orEvent_t event, const char* what) {
+  std::lock_guard<std::mutex> lock(live_events_mu);
+  if (event == nullptr || live_events().count(event) == 0) {
+    return fail(orErrorInvalidResourceHandle, std::string(what) + ": not a live event handle");
+  }
+  return ok();
+}
+
+orError_t check_stream(orStream_t stream, const char* what) {
+  if (stream == nullptr) return ok();  // the current device's default stream
+  for (auto& ds : device_streams()) {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    if (std::find(ds.streams.begin(), ds.streams.end(), stream) != ds.streams.end()) return ok();
+  }
+  return fail(orErrorInvalidResourceHandle, std::string(what) + ": not a live stream handle");
+}
+
 }  // namespace openreg
 
 using namespace openreg;
@@ -313,6 +344,7 @@ orError_t orStreamCreateWithPriority(orStream_t* stream, int priority) {
 
 orError_t orStreamDestroy(orStream_t stream) {
   OR_REFUSE_IN_FORKED_CHILD();
+  if (orError_t err = check_stream(stream, "orStreamDestroy")) return err;
   if (stream == nullptr || stream->is_default) {
     return fail(orErrorInvalidResourceHandle, "a default stream cannot be destroyed");
   }
@@ -335,6 +367,7 @@ orError_t orStreamDestroy(orStream_t stream) {
 orError_t orStreamGetDevice(orStream_t stream, int* device) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (device == nullptr) return fail(orErrorInvalidValue, "orStreamGetDevice: device is NULL");
+  if (orError_t err = check_stream(stream, "orStreamGetDevice")) return err;
   *device = resolve_stream(stream)->device;
   return ok();
 }
@@ -342,12 +375,14 @@ orError_t orStreamGetDevice(orStream_t stream, int* device) {
 orError_t orStreamGetPriority(orStream_t stream, int* priority) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (priority == nullptr) return fail(orErrorInvalidValue, "orStreamGetPriority: priority is NULL");
+  if (orError_t err = check_stream(stream, "orStreamGetPriority")) return err;
   *priority = resolve_stream(stream)->priority;
   return ok();
 }
 
 orError_t orStreamSynchronize(orStream_t stream) {
   OR_REFUSE_IN_FORKED_CHILD();
+  if (orError_t err = check_stream(stream, "orStreamSynchronize")) return err;
   orStream_t s = resolve_stream(stream);
   if (orError_t err = refuse_if_capturing(s, "synchronizing the stream")) return err;
   wait_for(s, s->submitted.load(std::memory_order_acquire));
@@ -356,6 +391,7 @@ orError_t orStreamSynchronize(orStream_t stream) {
 
 orError_t orStreamQuery(orStream_t stream) {
   OR_REFUSE_IN_FORKED_CHILD();
+  if (orError_t err = check_stream(stream, "orStreamQuery")) return err;
   orStream_t s = resolve_stream(stream);
   if (orError_t err = refuse_if_capturing(s, "querying the stream")) return err;
   if (s->completed.load(std::memory_order_acquire) < s->submitted.load(std::memory_order_acquire)) {
@@ -375,7 +411,7 @@ orError_t orDeviceGetStreamPriorityRange(int* least, int* greatest) {
 
 orError_t orStreamWaitEvent(orStream_t stream, orEvent_t event) {
   OR_REFUSE_IN_FORKED_CHILD();
-  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orStreamWaitEvent: event is NULL");
+  if (orError_t err = check_event(event, "orStreamWaitEvent")) return err;
   orStream_t s = resolve_stream(stream);
   auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
   orStream_t target;
@@ -404,19 +440,26 @@ orError_t orEventCreateWithFlags(orEvent_t* event, unsigned flags) {
   auto* holder = new std::shared_ptr<EventState>(std::make_shared<EventState>());
   (*holder)->timing = (flags & orEventDisableTiming) == 0;
   *event = reinterpret_cast<orEvent_t>(holder);
+  std::lock_guard<std::mutex> lock(live_events_mu);
+  live_events().insert(*event);
   return ok();
 }
 
 orError_t orEventDestroy(orEvent_t event) {
   OR_REFUSE_IN_FORKED_CHILD();
-  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventDestroy: event is NULL");
+  {
+    std::lock_guard<std::mutex> lock(live_events_mu);
+    if (event == nullptr || live_events().erase(event) == 0) {
+      return fail(orErrorInvalidResourceHandle, "orEventDestroy: not a live event handle");
+    }
+  }
   delete reinterpret_cast<std::shared_ptr<EventState>*>(event);  // a pending marker keeps the state
   return ok();
 }
 
 orError_t orEventRecord(orEvent_t event, orStream_t stream) {
   OR_REFUSE_IN_FORKED_CHILD();
-  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventRecord: event is NULL");
+  if (orError_t err = check_event(event, "orEventRecord")) return err;
   orStream_t s = resolve_stream(stream);
   auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
   std::lock_guard<std::mutex> lock(state->mu);  // the marker cannot stamp before we finish
@@ -429,7 +472,7 @@ orError_t orEventRecord(orEvent_t event, orStream_t stream) {
 
 orError_t orEventQuery(orEvent_t event) {
   OR_REFUSE_IN_FORKED_CHILD();
-  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventQuery: event is NULL");
+  if (orError_t err = check_event(event, "orEventQuery")) return err;
   auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
   std::lock_guard<std::mutex> lock(state->mu);
   if (state->stream == nullptr) return ok();
@@ -439,7 +482,7 @@ orError_t orEventQuery(orEvent_t event) {
 
 orError_t orEventSynchronize(orEvent_t event) {
   OR_REFUSE_IN_FORKED_CHILD();
-  if (event == nullptr) return fail(orErrorInvalidResourceHandle, "orEventSynchronize: event is NULL");
+  if (orError_t err = check_event(event, "orEventSynchronize")) return err;
   auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
   orStream_t target;
   uint64_t ticket;
@@ -454,9 +497,9 @@ orError_t orEventSynchronize(orEvent_t event) {
 
 orError_t orEventElapsedTime(float* ms, orEvent_t start, orEvent_t end) {
   OR_REFUSE_IN_FORKED_CHILD();
-  if (ms == nullptr || start == nullptr || end == nullptr) {
-    return fail(orErrorInvalidValue, "orEventElapsedTime: NULL argument");
-  }
+  if (ms == nullptr) return fail(orErrorInvalidValue, "orEventElapsedTime: ms is NULL");
+  if (orError_t err = check_event(start, "orEventElapsedTime")) return err;
+  if (orError_t err = check_event(end, "orEventElapsedTime")) return err;
   auto& a = *reinterpret_cast<std::shared_ptr<EventState>*>(start);
   auto& b = *reinterpret_cast<std::shared_ptr<EventState>*>(end);
   std::scoped_lock lock(a->mu, b->mu);
@@ -475,11 +518,27 @@ orError_t orEventElapsedTime(float* ms, orEvent_t start, orEvent_t end) {
 
 // ---- work ----
 
+// LITERALINCLUDE START: DRIVER_FAULT_QUEUE
+// What an injected launch or copy fault queues instead of the work: a failure
+// that the stream reports at its next synchronization.
+void run_injected_fault(void* what) { orKernelFail(static_cast<const char*>(what)); }
+bool queue_injected_fault(orStream_t s, orFaultKind kind) {
+  if (!fault_due(kind)) return false;
+  submit(s, Task{run_injected_fault,
+                 const_cast<char*>(kind == orFaultCopy ? "injected fault: a copy failed"
+                                                       : "injected fault: a kernel launch failed"),
+                 TaskKind::Kernel});
+  return true;
+}
+// LITERALINCLUDE END: DRIVER_FAULT_QUEUE
+
 orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernel: kernel is NULL");
   orStream_t s = resolve_stream(stream);
-  submit(s, Task{kernel, args, TaskKind::Kernel, nullptr, activity_open(s, orActivityKindKernel)});
+  if (!queue_injected_fault(s, orFaultLaunch)) {
+    submit(s, Task{kernel, args, TaskKind::Kernel, nullptr, activity_open(s, orActivityKindKernel)});
+  }
   return config().launch_blocking ? take_stream_error(s) : ok();
 }
 
@@ -487,7 +546,11 @@ orError_t orLaunchKernelEx(orStream_t stream, orKernelFn kernel, void* args, orH
   OR_REFUSE_IN_FORKED_CHILD();
   if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernelEx: kernel is NULL");
   orStream_t s = resolve_stream(stream);
-  submit(s, Task{kernel, args, TaskKind::Kernel, release, activity_open(s, orActivityKindKernel)});
+  if (queue_injected_fault(s, orFaultLaunch)) {
+    if (release != nullptr) release(args);  // the kernel will never run
+  } else {
+    submit(s, Task{kernel, args, TaskKind::Kernel, release, activity_open(s, orActivityKindKernel)});
+  }
   return config().launch_blocking ? take_stream_error(s) : ok();
 }
 
@@ -538,8 +601,11 @@ orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind k
   if (pageable) {
     if (orError_t err = refuse_if_capturing(s, "a copy from or to pageable host memory")) return err;
   }
-  uint64_t ticket = submit(s, Task{run_copy, new CopyArgs{dst, src, count}, TaskKind::Host, release_args<CopyArgs>,
-                                   activity_open(s, orActivityKindMemcpy, count, kind)});
+  uint64_t ticket = queue_injected_fault(s, orFaultCopy)
+                        ? s->submitted.load()
+                        : submit(s, Task{run_copy, new CopyArgs{dst, src, count}, TaskKind::Host,
+                                         release_args<CopyArgs>,
+                                         activity_open(s, orActivityKindMemcpy, count, kind)});
   // Pageable host memory may be reused as soon as we return, so the copy is
   // finished before returning; only pinned memory overlaps with the host.
   if (pageable) wait_for(s, ticket);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -195,6 +196,44 @@ int main() {
     EXPECT(orStreamSynchronize(nullptr) == orErrorLaunchFailure);
     EXPECT(std::strstr(orGetLastErrorDetail(), "index 7") != nullptr);
     EXPECT_OK(orStreamSynchronize(nullptr));
+  });
+
+  run("handles from outside are checked, never dereferenced", [] {
+    auto* garbage_event = reinterpret_cast<orEvent_t>(uintptr_t{99});
+    auto* garbage_stream = reinterpret_cast<orStream_t>(uintptr_t{99});
+    float ms = 0;
+    int device = -1;
+    EXPECT(orEventQuery(garbage_event) == orErrorInvalidResourceHandle);
+    EXPECT(orEventElapsedTime(&ms, garbage_event, garbage_event) == orErrorInvalidResourceHandle);
+    EXPECT(orEventDestroy(garbage_event) == orErrorInvalidResourceHandle);
+    EXPECT(orStreamSynchronize(garbage_stream) == orErrorInvalidResourceHandle);
+    EXPECT(orStreamGetDevice(garbage_stream, &device) == orErrorInvalidResourceHandle);
+    orEvent_t e;
+    EXPECT_OK(orEventCreate(&e));
+    EXPECT_OK(orEventDestroy(e));
+    EXPECT(orEventQuery(e) == orErrorInvalidResourceHandle);  // destroyed: no longer live
+  });
+
+  run("injected faults fail the nth event, then stop", [] {
+    void* dev = nullptr;
+    EXPECT_OK(orFaultInject(orFaultAlloc, 2, 1));
+    EXPECT_OK(orMalloc(&dev, 256));                           // the 1st: fine
+    void* second = nullptr;
+    EXPECT(orMalloc(&second, 256) == orErrorMemoryAllocation);  // the 2nd: refused
+    EXPECT(std::strstr(orGetLastErrorDetail(), "injected fault") != nullptr);
+    EXPECT_OK(orMalloc(&second, 256));                        // the 3rd: fine again
+    EXPECT_OK(orFaultInject(orFaultLaunch, 1, 1));
+    std::atomic<bool> ran{false};
+    launch(nullptr, [&] { ran = true; });
+    EXPECT(orStreamSynchronize(nullptr) == orErrorLaunchFailure);
+    EXPECT(!ran.load());                                      // the kernel never ran
+    float host[4] = {1, 2, 3, 4};
+    EXPECT_OK(orFaultInject(orFaultCopy, 1, 1));
+    EXPECT(orMemcpy(dev, host, sizeof host, orMemcpyHostToDevice) == orErrorLaunchFailure);
+    EXPECT_OK(orMemcpy(dev, host, sizeof host, orMemcpyHostToDevice));
+    EXPECT(orFaultInject(static_cast<orFaultKind>(7), 1, 1) == orErrorInvalidValue);
+    EXPECT_OK(orFree(dev));
+    EXPECT_OK(orFree(second));
   });
 
   run("events time work and order streams", [] {

@@ -33,7 +33,10 @@ void bind_device(py::module_& m) {
   m.def("_exchange_device", translating<int>([](int device) {
           return static_cast<int>(c10::openreg::exchange_device(static_cast<c10::DeviceIndex>(device)));
         }));
+  // Waiting for the device must not hold the GIL: other Python threads keep
+  // running (and queueing work) while this one waits.
   m.def("_synchronize", translating<int>([](int device) {
+          py::gil_scoped_release no_gil;
           c10::openreg::synchronize_device(static_cast<c10::DeviceIndex>(device));
         }));
   m.def("_get_device_properties", translating<int>([](int device) { return device_properties(device); }));
