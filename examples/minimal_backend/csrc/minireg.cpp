@@ -18,16 +18,17 @@
 #include <cstring>
 // LITERALINCLUDE END: MINIMAL_BACKEND_INCLUDES
 
-namespace minireg {
-
 // LITERALINCLUDE START: MINIMAL_BACKEND_CONSTANTS
+namespace minireg {
 constexpr c10::DeviceType kDevice = c10::DeviceType::PrivateUse1;
 constexpr c10::DispatchKeySet kKeys{c10::DispatchKey::PrivateUse1};
 constexpr c10::DeviceIndex kDeviceCount = 1;
 thread_local c10::DeviceIndex current_device = 0;  // what the guard sets
+}  // namespace minireg
 // LITERALINCLUDE END: MINIMAL_BACKEND_CONSTANTS
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_ALLOCATOR
+namespace minireg {
 void free_device_memory(void* ptr) {
   std::free(ptr);
 }
@@ -49,9 +50,11 @@ struct MiniAllocator final : c10::Allocator {
 
 MiniAllocator allocator;
 REGISTER_ALLOCATOR(kDevice, &allocator);
+}  // namespace minireg
 // LITERALINCLUDE END: MINIMAL_BACKEND_ALLOCATOR
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_GUARD
+namespace minireg {
 struct MiniGuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override {
     return kDevice;
@@ -85,9 +88,11 @@ struct MiniGuardImpl final : c10::impl::DeviceGuardImplInterface {
 };
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, MiniGuardImpl);
+}  // namespace minireg
 // LITERALINCLUDE END: MINIMAL_BACKEND_GUARD
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_HOOKS
+namespace minireg {
 struct MiniHooks final : at::PrivateUse1HooksInterface {
   bool isBuilt() const override {
     return true;
@@ -104,9 +109,11 @@ const bool hooks_registered = [] {
   at::RegisterPrivateUse1HooksInterface(new MiniHooks());  // lives as long as the process
   return true;
 }();
+}  // namespace minireg
 // LITERALINCLUDE END: MINIMAL_BACKEND_HOOKS
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_EMPTY
+namespace minireg {
 void check_factory_options(std::optional<c10::Layout> layout, std::optional<bool> pin_memory) {
   TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
               "minireg supports only strided tensors");
@@ -131,9 +138,11 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
   return at::detail::empty_strided_generic(size, stride, &allocator, kKeys,
                                            c10::dtype_or_default(dtype));
 }
+}  // namespace minireg
 // LITERALINCLUDE END: MINIMAL_BACKEND_EMPTY
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_VIEWS
+namespace minireg {
 at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride,
                       std::optional<int64_t> storage_offset) {
   return at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
@@ -146,9 +155,11 @@ at::Tensor view(const at::Tensor& self, c10::IntArrayRef size) {
 at::Tensor _reshape_alias(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride) {
   return at::native::_reshape_alias(self, size, stride);
 }
+}  // namespace minireg
 // LITERALINCLUDE END: MINIMAL_BACKEND_VIEWS
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_RESIZE
+namespace minireg {
 const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
                           std::optional<c10::MemoryFormat> memory_format) {
   auto* impl = self.unsafeGetTensorImpl();
@@ -169,9 +180,11 @@ const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
   }
   return self;
 }
+}  // namespace minireg
 // LITERALINCLUDE END: MINIMAL_BACKEND_RESIZE
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_COPY
+namespace minireg {
 // Device memory is host memory here, so a device tensor has a CPU alias over the
 // same bytes and every copy (host<->device, device<->device) is a CPU copy_ between
 // aliases: it handles strides, broadcasting and dtype conversion. A driver whose
@@ -194,9 +207,11 @@ at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) 
   dst.resize_(self.sizes());
   return _copy_from(self, dst, false);
 }
+}  // namespace minireg
 // LITERALINCLUDE END: MINIMAL_BACKEND_COPY
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_REGISTER
+namespace minireg {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
@@ -207,9 +222,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", TORCH_FN(_copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(_copy_from_and_resize));
 }
+}  // namespace minireg
 // LITERALINCLUDE END: MINIMAL_BACKEND_REGISTER
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_FALLBACK
+namespace minireg {
 // Every other operator: move the arguments to CPU, run the CPU kernel, move results back.
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::native::cpu_fallback(op, stack);
@@ -218,9 +235,8 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
 }
-// LITERALINCLUDE END: MINIMAL_BACKEND_FALLBACK
-
 }  // namespace minireg
+// LITERALINCLUDE END: MINIMAL_BACKEND_FALLBACK
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_C_API
 // Plain C functions for the Python device module (ctypes): no pybind11 needed.
