@@ -45,9 +45,15 @@ NAME_RE = re.compile(r"^[A-Z0-9_]+$")
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp", ".py", ".toml", ".txt", ".cmake", ".sh"}
 SKIP_DIRS = {".git", "build", "docs", "tests", "__pycache__", ".pytest_cache", "_build"}
 DIRECTIVE_RE = re.compile(r"^\s*(?:```+|:::+)\s*\{literalinclude\}\s*(\S+)")
+# LITERALINCLUDE START: WHERE_EXAMPLE_USE_RE
 EXAMPLE_USE_RE = re.compile(r"^\s*(?:```+|:::+)\s*\{(?:literalinclude|run-example)\}\s*(\S+)")
+# LITERALINCLUDE END: WHERE_EXAMPLE_USE_RE
+# LITERALINCLUDE START: WHERE_NOT_CHAPTERS
 NOT_CHAPTERS = {"op-coverage"}  # generated from the dispatcher while the site builds
+# LITERALINCLUDE END: WHERE_NOT_CHAPTERS
+# LITERALINCLUDE START: WHERE_ALIASES
 ALIASES = {"index": "quickstart"}  # the index page's example and test are the quick start
+# LITERALINCLUDE END: WHERE_ALIASES
 OPTION_RE = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$")
 
 
@@ -59,6 +65,7 @@ class Marker:
     line: int
 
 
+# LITERALINCLUDE START: WHERE_REGION
 @dataclass
 class Region:
     name: str
@@ -66,6 +73,7 @@ class Region:
     start: int
     end: int
     text: str
+# LITERALINCLUDE END: WHERE_REGION
 
 
 @dataclass
@@ -76,6 +84,7 @@ class Include:
     options: dict[str, str] = field(default_factory=dict)
 
 
+# LITERALINCLUDE START: WHERE_REPORT
 class Report:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -87,6 +96,7 @@ class Report:
         except ValueError:
             shown = path
         self.problems.append(f"{shown}:{line}: [{rule}] {message}")
+# LITERALINCLUDE END: WHERE_REPORT
 
 
 def source_files(root: Path) -> list[Path]:
@@ -113,6 +123,7 @@ def find_markers(files: list[Path]) -> list[Marker]:
     return markers
 
 
+# LITERALINCLUDE START: WHERE_STRIP_STRINGS_AND_COMMENTS
 def strip_strings_and_comments(code: str, python: bool) -> str:
     """Removes string literals and comments so brackets inside them do not count."""
     if python:
@@ -123,6 +134,7 @@ def strip_strings_and_comments(code: str, python: bool) -> str:
     code = re.sub(r"//[^\n]*", "", code)
     code = re.sub(r"\"(?:\\.|[^\"\\\n])*\"", "", code)
     return re.sub(r"'(?:\\.|[^'\\\n])*'", "", code)
+# LITERALINCLUDE END: WHERE_STRIP_STRINGS_AND_COMMENTS
 
 
 def brackets_balance(text: str, python: bool) -> bool:
@@ -238,14 +250,18 @@ def check_includes(includes: list[Include], regions: dict[str, Region], report: 
     return used
 
 
+# LITERALINCLUDE START: WHERE_CHAPTER_KEY
 def chapter_key(doc: Path) -> str:
     """The name a chapter's example and test share: docs/random-numbers.md -> random_numbers."""
     return ALIASES.get(doc.stem, doc.stem).replace("-", "_")
+# LITERALINCLUDE END: WHERE_CHAPTER_KEY
 
 
+# LITERALINCLUDE START: WHERE_NAMES_FILE
 def names_file(text: str, filename: str) -> bool:
     """True when `filename` appears whole in `text` (memory.py, not test_memory.py)."""
     return re.search(r"(?<![\w.-])" + re.escape(filename) + r"(?!\w)", text) is not None
+# LITERALINCLUDE END: WHERE_NAMES_FILE
 
 
 # LITERALINCLUDE START: WHERE_CHAPTER_RULES

@@ -5,7 +5,9 @@
 namespace at::native::openreg {
 
 namespace {
+// LITERALINCLUDE START: CUSTOM_CUSTOM_ADD
 at::Tensor custom_add(const at::Tensor& self, const at::Tensor& other) { return at::add(self, other); }
+// LITERALINCLUDE END: CUSTOM_CUSTOM_ADD
 }  // namespace
 
 // LITERALINCLUDE START: CUSTOM_OP_FRAGMENT

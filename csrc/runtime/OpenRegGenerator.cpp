@@ -17,7 +17,9 @@ namespace c10::openreg {
 
 namespace {
 constexpr uint64_t kDefaultSeed = 67280421310721ull;  // matches CPU's default_rng_seed_val
+// LITERALINCLUDE START: GENERATOR_K_STATE_BYTES
 constexpr size_t kStateBytes = 2 * sizeof(uint64_t);
+// LITERALINCLUDE END: GENERATOR_K_STATE_BYTES
 }  // namespace
 
 OpenRegGeneratorImpl::OpenRegGeneratorImpl(DeviceIndex device_index)

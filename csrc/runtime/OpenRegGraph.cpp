@@ -12,10 +12,12 @@
 namespace c10::openreg {
 
 namespace {
+// LITERALINCLUDE START: GRAPH_NEW_POOL_ID
 MempoolId_t new_pool_id() {
   static std::atomic<CaptureId_t> next{1};
   return {next++, 0};
 }
+// LITERALINCLUDE END: GRAPH_NEW_POOL_ID
 }  // namespace
 
 // LITERALINCLUDE START: GRAPH_IMPL

@@ -9,6 +9,7 @@
 namespace c10::openreg {
 
 namespace {
+// LITERALINCLUDE START: HOST_HOST_EVENT
 // An owned driver event: what the host allocator waits for before reusing a
 // block that an asynchronous copy may still be reading.
 struct HostEvent {
@@ -26,6 +27,7 @@ struct HostEvent {
     if (event != nullptr) orEventDestroy(event);
   }
 };
+// LITERALINCLUDE END: HOST_HOST_EVENT
 
 // LITERALINCLUDE START: HOST_ALLOCATOR_IMPL
 // ATen's CachingHostAllocatorImpl does the caching, the stream bookkeeping and

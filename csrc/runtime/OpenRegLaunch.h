@@ -38,6 +38,7 @@ class KernelTensor {
 
 namespace detail {
 template <class F>
+// LITERALINCLUDE START: LAUNCH_RUN_BOXED_KERNEL
 void run_boxed_kernel(void* boxed) {
   try {
     (*static_cast<F*>(boxed))();
@@ -47,11 +48,14 @@ void run_boxed_kernel(void* boxed) {
     orKernelFail(e.what());
   }
 }
+// LITERALINCLUDE END: LAUNCH_RUN_BOXED_KERNEL
 
 template <class F>
+// LITERALINCLUDE START: LAUNCH_RELEASE_BOXED_KERNEL
 void release_boxed_kernel(void* boxed) {
   delete static_cast<F*>(boxed);
 }
+// LITERALINCLUDE END: LAUNCH_RELEASE_BOXED_KERNEL
 }  // namespace detail
 
 // LITERALINCLUDE START: LAUNCH_KERNEL_QUEUE

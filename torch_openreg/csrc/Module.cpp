@@ -8,19 +8,23 @@
 namespace torch_openreg {
 
 namespace {
+// LITERALINCLUDE START: BINDINGS_DEF_REGISTRY
 std::vector<std::pair<std::string, BindFunction>>& registry() {
   static std::vector<std::pair<std::string, BindFunction>> functions;
   return functions;
 }
+// LITERALINCLUDE END: BINDINGS_DEF_REGISTRY
 }  // namespace
 
 BindingRegistrar::BindingRegistrar(const char* component, BindFunction bind) {
   registry().emplace_back(component, bind);
 }
 
+// LITERALINCLUDE START: BINDINGS_BIND_ALL
 void bind_all(py::module_& module) {
   for (const auto& [component, bind] : registry()) bind(module);
 }
+// LITERALINCLUDE END: BINDINGS_BIND_ALL
 
 }  // namespace torch_openreg
 

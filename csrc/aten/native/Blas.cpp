@@ -14,6 +14,7 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
+// LITERALINCLUDE START: NATIVE_CHECK_MM
 void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
   common_device("mm", {self, mat2});
   TORCH_CHECK(self.dim() == 2, "self must be a matrix");
@@ -24,6 +25,7 @@ void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
               "expected m1 and m2 to have the same dtype, but got: ", self.scalar_type(), " != ",
               mat2.scalar_type());
 }
+// LITERALINCLUDE END: NATIVE_CHECK_MM
 
 // LITERALINCLUDE START: NATIVE_MM_LAUNCH
 at::Tensor& launch_mm(at::Tensor& out, const at::Tensor& self, const at::Tensor& mat2) {
@@ -44,6 +46,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   return launch_mm(out, self, mat2);
 }
 
+// LITERALINCLUDE START: NATIVE_MM_OUT
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   check_mm(self, mat2);
   TORCH_CHECK(out.device() == self.device(), "Expected out tensor to be on ", self.device(),
@@ -53,5 +56,6 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   at::native::resize_output(out, {self.size(0), mat2.size(1)});
   return launch_mm(out, self, mat2);
 }
+// LITERALINCLUDE END: NATIVE_MM_OUT
 
 }  // namespace at::native::openreg

@@ -23,6 +23,7 @@ namespace at::native::openreg {
 namespace {
 using c10::openreg::KernelTensor;
 
+// LITERALINCLUDE START: BORROWED_PIECE
 // One tensor of an argument, as the kernel sees it.
 struct Piece {
   std::optional<KernelTensor> device;  // an openreg tensor, through the kernel view
@@ -34,7 +35,9 @@ struct Piece {
   }
   at::Tensor cpu() const { return device ? device->cpu() : host; }
 };
+// LITERALINCLUDE END: BORROWED_PIECE
 
+// LITERALINCLUDE START: BORROWED_ARG
 // One argument of the CPU call, captured at launch.
 struct Arg {
   enum class Kind { Value, Tensor, TensorList, OptionalTensorList } kind = Kind::Value;
@@ -78,11 +81,14 @@ struct Arg {
     return value;
   }
 };
+// LITERALINCLUDE END: BORROWED_ARG
 
+// LITERALINCLUDE START: BORROWED_TO_META
 at::Tensor to_meta(const at::Tensor& t) {
   if (!t.defined() || !t.is_privateuseone()) return t;
   return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
 }
+// LITERALINCLUDE END: BORROWED_TO_META
 
 c10::IValue to_meta(const c10::IValue& v) {
   if (v.isTensor()) return to_meta(v.toTensor());
@@ -101,6 +107,7 @@ c10::IValue to_meta(const c10::IValue& v) {
   return v;
 }
 
+// LITERALINCLUDE START: BORROWED_META_KEY
 // ---- the Meta cache ----
 // Meta kernels written in Python (relu, addmm, convolution, ...) cost 100-300
 // us a call. A model repeats the same shapes every step, so the results are
@@ -109,6 +116,8 @@ struct MetaKey {
   std::vector<int64_t> words;
   bool operator==(const MetaKey& o) const { return words == o.words; }
 };
+// LITERALINCLUDE END: BORROWED_META_KEY
+// LITERALINCLUDE START: BORROWED_DEF_META_KEY_HASH
 struct MetaKeyHash {
   size_t operator()(const MetaKey& k) const {
     size_t h = 1469598103934665603ull;
@@ -116,7 +125,9 @@ struct MetaKeyHash {
     return h;
   }
 };
+// LITERALINCLUDE END: BORROWED_DEF_META_KEY_HASH
 
+// LITERALINCLUDE START: BORROWED_ENCODE
 void encode(const at::Tensor& t, std::vector<int64_t>& w) {
   if (!t.defined()) {
     w.push_back(-1);
@@ -129,6 +140,7 @@ void encode(const at::Tensor& t, std::vector<int64_t>& w) {
   for (int64_t d : t.strides()) w.push_back(d);
   if (!t.is_privateuseone()) w.push_back(t.unsafeGetTensorImpl()->is_wrapped_number());
 }
+// LITERALINCLUDE END: BORROWED_ENCODE
 
 // False when an argument's kind is not understood: then no caching.
 bool encode(const c10::IValue& v, std::vector<int64_t>& w) {
@@ -173,20 +185,27 @@ bool encode(const c10::IValue& v, std::vector<int64_t>& w) {
   return true;
 }
 
+// LITERALINCLUDE START: BORROWED_PLAN
 // What the host learned about one call: the results' metadata, and the
 // operator's .out overload if it can write into results of those shapes.
 struct Plan {
   std::vector<c10::IValue> results;
   std::optional<c10::OperatorHandle> out;
 };
+// LITERALINCLUDE END: BORROWED_PLAN
 
 std::mutex meta_cache_mu;
+// LITERALINCLUDE START: BORROWED_META_CACHE
 std::unordered_map<MetaKey, Plan, MetaKeyHash>& meta_cache() {
   static auto* cache = new std::unordered_map<MetaKey, Plan, MetaKeyHash>();
   return *cache;
 }
+// LITERALINCLUDE END: BORROWED_META_CACHE
+// LITERALINCLUDE START: BORROWED_K_META_CACHE_LIMIT
 constexpr size_t kMetaCacheLimit = 8192;
+// LITERALINCLUDE END: BORROWED_K_META_CACHE_LIMIT
 
+// LITERALINCLUDE START: BORROWED_OPERATOR_SET
 // A set of operators, found out once each at run time. Keyed by the address of
 // the operator's schema, which the dispatcher keeps for the process's life.
 class OperatorSet {
@@ -204,13 +223,17 @@ class OperatorSet {
   std::mutex mu_;
   std::unordered_set<const c10::FunctionSchema*> ops_;
 };
+// LITERALINCLUDE END: BORROWED_OPERATOR_SET
 
+// LITERALINCLUDE START: BORROWED_NO_META
 // Operators without a Meta kernel: they go to the fallback.
 OperatorSet& no_meta() {
   static auto* ops = new OperatorSet();
   return *ops;
 }
+// LITERALINCLUDE END: BORROWED_NO_META
 
+// LITERALINCLUDE START: BORROWED_OUT_VARIANT
 // The .out overload a functional operator writes into, if it has one whose
 // extra arguments are exactly its returns.
 std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema) {
@@ -229,13 +252,16 @@ std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema
   }
   return out;
 }
+// LITERALINCLUDE END: BORROWED_OUT_VARIANT
 
+// LITERALINCLUDE START: BORROWED_OUT_UNUSABLE
 // Operators whose .out overload turned out, when run, to need outputs of other
 // shapes than the functional results.
 OperatorSet& out_unusable() {
   static auto* ops = new OperatorSet();
   return *ops;
 }
+// LITERALINCLUDE END: BORROWED_OUT_UNUSABLE
 
 // Collects warnings, to re-emit them only if the attempt that raised them stands.
 struct WarningBuffer final : c10::WarningHandler {
@@ -243,6 +269,7 @@ struct WarningBuffer final : c10::WarningHandler {
   void process(const c10::Warning& warning) override { warnings.push_back(warning); }
 };
 
+// LITERALINCLUDE START: BORROWED_OUT_FITS
 // Whether `out` writes results of the functional shapes. Some do not: with a
 // reduction, mse_loss.out is elementwise. Checked on Meta tensors with empty
 // outputs, which the overload resizes (silently) to what it would write.
@@ -280,17 +307,22 @@ bool out_fits(const c10::OperatorHandle& out, const torch::jit::Stack& args,
   }
   return true;
 }
+// LITERALINCLUDE END: BORROWED_OUT_FITS
 
+// LITERALINCLUDE START: BORROWED_BORROWING_DISABLED
 // OPENREG_NO_BORROWED=1 sends every borrowed operator to the CPU fallback:
 // a switch for bisecting a suspected kernel, and for measuring the fallback.
 bool borrowing_disabled() {
   static const bool disabled = c10::openreg::env_flag("OPENREG_NO_BORROWED");
   return disabled;
 }
+// LITERALINCLUDE END: BORROWED_BORROWING_DISABLED
 
+// LITERALINCLUDE START: BORROWED_ALLOCATE_LIKE
 at::Tensor allocate_like(const at::Tensor& meta, c10::Device device) {
   return at::empty_strided(meta.sizes(), meta.strides(), meta.options().device(device));
 }
+// LITERALINCLUDE END: BORROWED_ALLOCATE_LIKE
 }  // namespace
 
 // LITERALINCLUDE START: BORROWED_KERNEL

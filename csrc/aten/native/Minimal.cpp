@@ -16,15 +16,20 @@
 namespace at::native::openreg {
 
 namespace {
+// LITERALINCLUDE START: MINIMAL_K_OPEN_REG_KEYS
 constexpr c10::DispatchKeySet kOpenRegKeys{c10::DispatchKey::PrivateUse1};
+// LITERALINCLUDE END: MINIMAL_K_OPEN_REG_KEYS
 
+// LITERALINCLUDE START: MINIMAL_CHECK_FACTORY_OPTIONS
 void check_factory_options(std::optional<c10::Layout> layout, std::optional<bool> pin_memory) {
   TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
               "openreg supports only strided tensors, got layout ", c10::layout_or_default(layout));
   TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory),
               "only CPU tensors can be pinned, not openreg tensors");
 }
+// LITERALINCLUDE END: MINIMAL_CHECK_FACTORY_OPTIONS
 
+// LITERALINCLUDE START: MINIMAL_ENSURE_STORAGE_FITS
 // Grows the storage when the tensor's new geometry needs more bytes.
 void ensure_storage_fits(const at::Tensor& self) {
   auto* impl = self.unsafeGetTensorImpl();
@@ -35,6 +40,7 @@ void ensure_storage_fits(const at::Tensor& self) {
     c10::openreg::resize_storage_bytes(impl->storage(), needed);
   }
 }
+// LITERALINCLUDE END: MINIMAL_ENSURE_STORAGE_FITS
 }  // namespace
 
 // LITERALINCLUDE START: MINIMAL_EMPTY_MEMORY_FORMAT

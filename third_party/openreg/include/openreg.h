@@ -6,7 +6,9 @@
 #include <stdint.h>
 
 #if defined(_WIN32)
+// LITERALINCLUDE START: DRIVER_OR_API
 #define OR_API __declspec(dllexport)
+// LITERALINCLUDE END: DRIVER_OR_API
 #else
 #define OR_API __attribute__((visibility("default")))
 #endif

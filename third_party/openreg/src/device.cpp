@@ -107,10 +107,12 @@ orError_t check_not_forked() {
 }
 // LITERALINCLUDE END: DRIVER_FORK_GUARD
 
+// LITERALINCLUDE START: DRIVER_FAIL
 orError_t fail(orError_t code, const std::string& detail) {
   last_detail = detail;
   return code;
 }
+// LITERALINCLUDE END: DRIVER_FAIL
 
 const char* last_error_detail() { return last_detail.c_str(); }
 

@@ -10,6 +10,7 @@
 namespace torch_openreg {
 namespace {
 
+// LITERALINCLUDE START: BINDINGS_DEF_DEVICE_PROPERTIES
 py::dict device_properties(int device) {
   auto prop = c10::openreg::get_device_properties(static_cast<c10::DeviceIndex>(device));
   py::dict d;
@@ -21,6 +22,7 @@ py::dict device_properties(int device) {
   d["physical_id"] = prop.physical_id;
   return d;
 }
+// LITERALINCLUDE END: BINDINGS_DEF_DEVICE_PROPERTIES
 
 // LITERALINCLUDE START: BINDINGS_DEVICE
 void bind_device(py::module_& m) {
