@@ -66,8 +66,10 @@ def test_listings_alone_make_the_whole_backend():
     """Every line of the minimal backend that matters is inside a listing the chapter shows."""
     example = example_module()
     listed = example.listed_regions()
+    made_by_builds = {"__pycache__", "build"}
     sources = {str(p.relative_to(example.SOURCE)) for p in example.SOURCE.rglob("*")
-               if p.is_file() and "__pycache__" not in p.parts}
+               if p.is_file() and not made_by_builds & set(p.relative_to(example.SOURCE).parts)
+               and not any(part.endswith(".egg-info") for part in p.parts)}
     assert set(listed) == sources
 
 
