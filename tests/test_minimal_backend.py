@@ -124,13 +124,34 @@ def copy_sources(dest: Path) -> Path:
     return dest
 
 
+def installed_elsewhere(site: Path) -> Path:
+    """What a non-editable install leaves for importlib.metadata: a dist-info with the
+    torch.backends entry point (the package's files are not needed for this test)."""
+    info = site / "torch_openreg-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch_openreg\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[torch.backends]\ntorch_openreg = torch_openreg:_autoload\n")
+    return site
+
+
 @pytest.mark.parametrize("autoload", ["0", "1"])
-def test_source_folder_without_extension_says_so(tmp_path, autoload):
+def test_source_folder_without_extension_says_so(built, tmp_path, autoload):
+    """Python started in the source root of a non-editable install imports the sources.
+
+    Run by a Python that has torch but not this checkout's editable install (whose finder
+    would supply the compiled _C), with torch_openreg "installed" in another folder.
+    """
+    _, python = built
+    site = installed_elsewhere(tmp_path / "site")
+    source_root = copy_sources(tmp_path / "checkout")
     code = "import torch_openreg" if autoload == "0" else "import torch"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=copy_sources(tmp_path), timeout=120,
-                            env={**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": autoload})
-    assert result.returncode == 1
-    assert (f"torch_openreg was imported from {tmp_path / 'torch_openreg'}, a source folder "
-            "without the compiled extension torch_openreg._C") in result.stderr, result.stderr
-    assert "ImportError" in result.stderr
+    env = {**os.environ, "PYTHONPATH": str(site), "TORCH_DEVICE_BACKEND_AUTOLOAD": autoload}
+    env.pop("VIRTUAL_ENV", None)
+    result = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                            cwd=source_root, timeout=120, env=env)
+    assert result.returncode == 1, result.stderr
+    assert "ImportError: torch_openreg was imported from " in result.stderr, result.stderr
+    assert (f"{source_root / 'torch_openreg'}, a source folder without the compiled extension "
+            f"torch_openreg._C (the installed package is {site / 'torch_openreg'})"
+            ) in result.stderr.replace("\n", " "), result.stderr
