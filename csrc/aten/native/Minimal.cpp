@@ -63,6 +63,7 @@ at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Devi
                                    std::nullopt);
 }
 
+// LITERALINCLUDE START: MINIMAL_EMPTY_STRIDED
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                          std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                          std::optional<c10::Device> device, std::optional<bool> pin_memory) {
@@ -71,6 +72,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
   return at::detail::empty_strided_generic(size, stride, c10::openreg::device_allocator(),
                                            kOpenRegKeys, c10::dtype_or_default(dtype));
 }
+// LITERALINCLUDE END: MINIMAL_EMPTY_STRIDED
 
 // LITERALINCLUDE START: MINIMAL_VIEWS
 at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride,
