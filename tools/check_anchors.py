@@ -364,6 +364,7 @@ def check_region_helpers(regions: dict[str, Region], used: set[str], report: Rep
                 code = strip_strings_and_comments(region.text, python)
             else:
                 code = re.sub(r"#[^\n]*", "", region.text)
+            code = re.sub(r"^\s*#\s*include[^\n]*", "", code, flags=re.M)  # file names
             names = set(IDENT_RE.findall(code))
             for name in sorted(names & set(outside) - inside):
                 report.add("region-helper", path, region.start,

@@ -1,7 +1,9 @@
 // OpenRegBorrowed.cpp: registers PyTorch's CPU kernels, run on device memory, for many operators.
+// LITERALINCLUDE START: BORROWED_OPENREG_BORROWED_INCLUDES
 #include <torch/library.h>
 
 #include "native/Borrowed.h"
+// LITERALINCLUDE END: BORROWED_OPENREG_BORROWED_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,6 +1,8 @@
 // OpenRegFragment.cpp: extends the openreg operator namespace from a second file.
+// LITERALINCLUDE START: CUSTOM_OPENREG_FRAGMENT_INCLUDES
 #include <ATen/ops/add.h>
 #include <torch/library.h>
+// LITERALINCLUDE END: CUSTOM_OPENREG_FRAGMENT_INCLUDES
 
 namespace at::native::openreg {
 

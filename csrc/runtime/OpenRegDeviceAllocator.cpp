@@ -1,4 +1,5 @@
 // OpenRegDeviceAllocator.cpp: segments, block splitting and merging, stream-ordered reuse, stats.
+// LITERALINCLUDE START: ALLOCATOR_OPENREG_DEVICE_ALLOCATOR_INCLUDES
 #include "OpenRegDeviceAllocator.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -16,6 +17,7 @@
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
 #include "OpenRegStream.h"
+// LITERALINCLUDE END: ALLOCATOR_OPENREG_DEVICE_ALLOCATOR_INCLUDES
 
 namespace c10::openreg {
 

@@ -1,4 +1,5 @@
 // OpenRegGenerator.cpp: generator state, its serialization, and the per-device defaults.
+// LITERALINCLUDE START: GENERATOR_OPENREG_GENERATOR_INCLUDES
 #include "OpenRegGenerator.h"
 
 #include <ATen/core/GeneratorForPrivateuseone.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "OpenRegFunctions.h"
+// LITERALINCLUDE END: GENERATOR_OPENREG_GENERATOR_INCLUDES
 
 namespace c10::openreg {
 

@@ -1,4 +1,5 @@
 // OpenRegGraph.cpp: torch.accelerator.Graph on openreg: capture a stream's work, replay it.
+// LITERALINCLUDE START: GRAPH_OPENREG_GRAPH_INCLUDES
 #include <ATen/core/GraphImplInterface.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -8,6 +9,7 @@
 #include "OpenRegDeviceAllocator.h"
 #include "OpenRegException.h"
 #include "OpenRegStream.h"
+// LITERALINCLUDE END: GRAPH_OPENREG_GRAPH_INCLUDES
 
 namespace c10::openreg {
 

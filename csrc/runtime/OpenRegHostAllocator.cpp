@@ -1,10 +1,12 @@
 // OpenRegHostAllocator.cpp: pinned memory from orMallocHost, cached by ATen's host allocator.
+// LITERALINCLUDE START: HOST_OPENREG_HOST_ALLOCATOR_INCLUDES
 #include "OpenRegHostAllocator.h"
 
 #include <c10/core/DeviceGuard.h>
 
 #include "OpenRegException.h"
 #include "OpenRegStream.h"
+// LITERALINCLUDE END: HOST_OPENREG_HOST_ALLOCATOR_INCLUDES
 
 namespace c10::openreg {
 

@@ -1,6 +1,7 @@
 // OpenRegLaunch.h: launching C++ kernels onto the current openreg stream.
 #pragma once
 
+// LITERALINCLUDE START: LAUNCH_OPENREG_LAUNCH_INCLUDES
 #include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
 #include <openreg.h>
@@ -11,6 +12,7 @@
 
 #include "OpenRegException.h"
 #include "OpenRegStream.h"
+// LITERALINCLUDE END: LAUNCH_OPENREG_LAUNCH_INCLUDES
 
 namespace c10::openreg {
 

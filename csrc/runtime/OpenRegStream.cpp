@@ -1,4 +1,5 @@
 // OpenRegStream.cpp: lazily created driver streams behind c10 stream ids.
+// LITERALINCLUDE START: STREAM_OPENREG_STREAM_INCLUDES
 #include "OpenRegStream.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
+// LITERALINCLUDE END: STREAM_OPENREG_STREAM_INCLUDES
 
 namespace c10::openreg {
 

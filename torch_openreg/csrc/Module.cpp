@@ -1,9 +1,11 @@
 // Module.cpp: torch_openreg._C, assembled from the bindings each component registers.
+// LITERALINCLUDE START: BINDINGS_MODULE_INCLUDES
 #include "Bindings.h"
 
 #include <string>
 #include <utility>
 #include <vector>
+// LITERALINCLUDE END: BINDINGS_MODULE_INCLUDES
 
 namespace torch_openreg {
 

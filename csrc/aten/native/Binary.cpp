@@ -1,4 +1,5 @@
 // Binary.cpp: add, sub, mul and div on the device, with PyTorch's broadcasting and promotion.
+// LITERALINCLUDE START: NATIVE_BINARY_INCLUDES
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/Resize.h>
@@ -12,6 +13,7 @@
 #include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
+// LITERALINCLUDE END: NATIVE_BINARY_INCLUDES
 
 namespace at::native::openreg {
 

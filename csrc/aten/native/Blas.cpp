@@ -1,4 +1,5 @@
 // Blas.cpp: matrix multiplication on the device.
+// LITERALINCLUDE START: NATIVE_BLAS_INCLUDES
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
@@ -7,6 +8,7 @@
 #include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
+// LITERALINCLUDE END: NATIVE_BLAS_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,4 +1,5 @@
 // Borrowed.cpp: PyTorch's CPU kernels run on device memory, with shapes from the Meta kernels.
+// LITERALINCLUDE START: BORROWED_BORROWED_INCLUDES
 #include "Borrowed.h"
 
 #include <ATen/ops/empty.h>
@@ -17,6 +18,7 @@
 #include "../../runtime/OpenRegLaunch.h"
 #include "Fallback.h"
 #include "Minimal.h"
+// LITERALINCLUDE END: BORROWED_BORROWED_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,4 +1,5 @@
 // Convolution.cpp: convolution on openreg, reached through convolution_overrideable.
+// LITERALINCLUDE START: CONVOLUTION_CONVOLUTION_INCLUDES
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty.h>
@@ -8,6 +9,7 @@
 #include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
+// LITERALINCLUDE END: CONVOLUTION_CONVOLUTION_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,4 +1,5 @@
 // Fallback.cpp: the global CPU fallback, counted, warned about once per op, and refusable.
+// LITERALINCLUDE START: FALLBACK_FALLBACK_INCLUDES
 #include "Fallback.h"
 
 #include <ATen/native/CPUFallback.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+// LITERALINCLUDE END: FALLBACK_FALLBACK_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,4 +1,5 @@
 // Minimal.cpp: tensor creation, views, resizing and storage plumbing for openreg.
+// LITERALINCLUDE START: MINIMAL_MINIMAL_INCLUDES
 #include "Minimal.h"
 
 #include <ATen/EmptyTensor.h>
@@ -12,6 +13,7 @@
 #include "../../runtime/OpenRegException.h"
 #include "../../runtime/OpenRegHooks.h"
 #include "../../runtime/OpenRegStream.h"
+// LITERALINCLUDE END: MINIMAL_MINIMAL_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,4 +1,5 @@
 // Random.cpp: uniform_, normal_, random_ and bernoulli_ drawing from the openreg generator.
+// LITERALINCLUDE START: RANDOM_RANDOM_INCLUDES
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>
 #include <ATen/core/DistributionsHelper.h>
@@ -16,6 +17,7 @@
 #include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
+// LITERALINCLUDE END: RANDOM_RANDOM_INCLUDES
 
 namespace at::native::openreg {
 

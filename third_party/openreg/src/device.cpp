@@ -1,4 +1,5 @@
 // device.cpp: configuration, device selection, properties and error strings.
+// LITERALINCLUDE START: DRIVER_DEVICE_INCLUDES
 #include "internal.h"
 
 #include <malloc.h>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+// LITERALINCLUDE END: DRIVER_DEVICE_INCLUDES
 
 namespace openreg {
 

@@ -1,10 +1,12 @@
 // stream.cpp: in-order streams run by worker threads, events, launches and copies.
+// LITERALINCLUDE START: DRIVER_STREAM_INCLUDES
 #include "internal.h"
 
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <utility>
+// LITERALINCLUDE END: DRIVER_STREAM_INCLUDES
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -1,4 +1,5 @@
 // DeviceBindings.cpp: torch.openreg's device functions: count, selection, properties, generators.
+// LITERALINCLUDE START: BINDINGS_INCLUDES_OF_DEVICE_BINDINGS
 #include "../Bindings.h"
 
 #include <torch/csrc/Generator.h>
@@ -6,6 +7,7 @@
 #include <runtime/OpenRegFunctions.h>
 #include <runtime/OpenRegGenerator.h>
 #include <runtime/OpenRegHooks.h>
+// LITERALINCLUDE END: BINDINGS_INCLUDES_OF_DEVICE_BINDINGS
 
 namespace torch_openreg {
 namespace {
