@@ -7,13 +7,13 @@
 #include <stdint.h>
 // LITERALINCLUDE END: DRIVER_OPENREG_INCLUDES
 
-#if defined(_WIN32)
 // LITERALINCLUDE START: DRIVER_OR_API
+#if defined(_WIN32)
 #define OR_API __declspec(dllexport)
-// LITERALINCLUDE END: DRIVER_OR_API
 #else
 #define OR_API __attribute__((visibility("default")))
 #endif
+// LITERALINCLUDE END: DRIVER_OR_API
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,14 +8,14 @@
 #include <utility>
 // LITERALINCLUDE END: DRIVER_STREAM_INCLUDES
 
+// LITERALINCLUDE START: DRIVER_OPENREG_PAUSE
 #if defined(__x86_64__)
 #include <immintrin.h>
-// LITERALINCLUDE START: DRIVER_OPENREG_PAUSE
 #define OPENREG_PAUSE() _mm_pause()
-// LITERALINCLUDE END: DRIVER_OPENREG_PAUSE
 #else
 #define OPENREG_PAUSE() std::this_thread::yield()
 #endif
+// LITERALINCLUDE END: DRIVER_OPENREG_PAUSE
 
 namespace openreg {
 
