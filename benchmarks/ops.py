@@ -30,15 +30,20 @@ from run import compare  # noqa: E402  (the shared harness: alternating rounds, 
 
 SIZES = {"1K": 1 << 10, "1M": 1 << 20}
 
+# LITERALINCLUDE START: BENCH_MAKER
 # name -> make(n, device) returning a no-argument callable doing the operation once on
 # tensors of about n elements placed on `device`.
 Maker = Callable[[int, str], Callable[[], object]]
+# LITERALINCLUDE END: BENCH_MAKER
 
 
+# LITERALINCLUDE START: BENCH_SIDE
 def _side(n: int) -> int:
     return max(2, int(round(math.sqrt(n))))
+# LITERALINCLUDE END: BENCH_SIDE
 
 
+# LITERALINCLUDE START: BENCH_UNARY
 def _unary(fn: Callable[[torch.Tensor], object], positive: bool = False) -> Maker:
     def make(n: int, device: str):
         g = torch.Generator().manual_seed(0)
@@ -46,16 +51,20 @@ def _unary(fn: Callable[[torch.Tensor], object], positive: bool = False) -> Make
         x = (x.abs() + 0.1 if positive else x).to(device)
         return lambda: fn(x)
     return make
+# LITERALINCLUDE END: BENCH_UNARY
 
 
+# LITERALINCLUDE START: BENCH_BINARY
 def _binary(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> Maker:
     def make(n: int, device: str):
         g = torch.Generator().manual_seed(0)
         x, y = torch.randn(n, generator=g).to(device), torch.randn(n, generator=g).to(device)
         return lambda: fn(x, y)
     return make
+# LITERALINCLUDE END: BENCH_BINARY
 
 
+# LITERALINCLUDE START: BENCH_MATRIX
 def _matrix(fn: Callable[[torch.Tensor], object]) -> Maker:
     """fn on a (rows, 64) matrix of about n elements (rows of a batch, features of a layer)."""
     def make(n: int, device: str):
@@ -63,8 +72,10 @@ def _matrix(fn: Callable[[torch.Tensor], object]) -> Maker:
         x = torch.randn(max(1, n // 64), 64, generator=g).to(device)
         return lambda: fn(x)
     return make
+# LITERALINCLUDE END: BENCH_MATRIX
 
 
+# LITERALINCLUDE START: BENCH_SQUARE
 def _square(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> Maker:
     """fn on two square matrices of about n elements each."""
     def make(n: int, device: str):
@@ -73,8 +84,10 @@ def _square(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> Maker:
         a, b = torch.randn(s, s, generator=g).to(device), torch.randn(s, s, generator=g).to(device)
         return lambda: fn(a, b)
     return make
+# LITERALINCLUDE END: BENCH_SQUARE
 
 
+# LITERALINCLUDE START: BENCH_IMAGES
 def _images(fn: Callable[[torch.Tensor], object], channels: int = 16) -> Maker:
     """fn on an (N, C, H, W) batch of about n elements."""
     def make(n: int, device: str):
@@ -83,8 +96,10 @@ def _images(fn: Callable[[torch.Tensor], object], channels: int = 16) -> Maker:
         x = torch.randn(1, channels, side, side, generator=g).to(device)
         return lambda: fn(x)
     return make
+# LITERALINCLUDE END: BENCH_IMAGES
 
 
+# LITERALINCLUDE START: BENCH_CONV
 def _conv(backward: bool) -> Maker:
     def make(n: int, device: str):
         side = max(4, _side(n // 16))
@@ -99,8 +114,10 @@ def _conv(backward: bool) -> Maker:
         grad = torch.ones_like(y)
         return lambda: torch.autograd.grad(y, (x, w), grad, retain_graph=True)
     return make
+# LITERALINCLUDE END: BENCH_CONV
 
 
+# LITERALINCLUDE START: BENCH_INDEXING
 def _indexing(kind: str) -> Maker:
     def make(n: int, device: str):
         g = torch.Generator().manual_seed(0)
@@ -124,23 +141,29 @@ def _indexing(kind: str) -> Maker:
             "index (bool mask)": lambda: x[mask],
         }[kind]
     return make
+# LITERALINCLUDE END: BENCH_INDEXING
 
 
+# LITERALINCLUDE START: BENCH_CROSS_ENTROPY
 def _cross_entropy(n: int, device: str):
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(max(1, n // 16), 16, generator=g).to(device)
     target = torch.randint(0, 16, (logits.shape[0],), generator=g).to(device)
     return lambda: F.cross_entropy(logits, target)
+# LITERALINCLUDE END: BENCH_CROSS_ENTROPY
 
 
+# LITERALINCLUDE START: BENCH_BATCH_NORM
 def _batch_norm(n: int, device: str):
     g = torch.Generator().manual_seed(0)
     side = max(2, _side(n // 16))
     x = torch.randn(4, 16, side // 2 or 1, side // 2 or 1, generator=g).to(device)
     mean, var = torch.zeros(16, device=device), torch.ones(16, device=device)
     return lambda: F.batch_norm(x, mean, var, training=True)
+# LITERALINCLUDE END: BENCH_BATCH_NORM
 
 
+# LITERALINCLUDE START: BENCH_LSTM_CELL
 def _lstm_cell(n: int, device: str):
     g = torch.Generator().manual_seed(0)
     gates = torch.randn(max(1, n // 256), 256, generator=g).to(device)
@@ -151,8 +174,10 @@ def _lstm_cell(n: int, device: str):
         c2 = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(gg)
         return torch.sigmoid(o) * torch.tanh(c2)
     return cell
+# LITERALINCLUDE END: BENCH_LSTM_CELL
 
 
+# LITERALINCLUDE START: BENCH_FOREACH
 def _foreach(kind: str) -> Maker:
     def make(n: int, device: str):
         g = torch.Generator().manual_seed(0)
@@ -163,14 +188,17 @@ def _foreach(kind: str) -> Maker:
             "_foreach_mul_": lambda: torch._foreach_mul_(params, 1.0),
         }[kind]
     return make
+# LITERALINCLUDE END: BENCH_FOREACH
 
 
+# LITERALINCLUDE START: BENCH_AMP_UNSCALE
 def _amp_unscale(n: int, device: str):
     g = torch.Generator().manual_seed(0)
     grads = [torch.randn(n // 4, generator=g).to(device) for _ in range(4)]
     found = torch.zeros(1, device=device)
     inv = torch.ones(1, device=device)
     return lambda: torch._amp_foreach_non_finite_check_and_unscale_(grads, found, inv)
+# LITERALINCLUDE END: BENCH_AMP_UNSCALE
 
 
 # LITERALINCLUDE START: BENCH_OPS_LIST

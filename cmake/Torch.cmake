@@ -1,3 +1,4 @@
+# LITERALINCLUDE START: BUILD_TORCH_DISCOVERY
 # Torch.cmake: torch's headers and libraries, asked of the Python that has torch installed.
 # Lighter than find_package(Torch): no CUDA or Kineto probing at configure time.
 find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module)
@@ -10,6 +11,7 @@ string(REPLACE "\n" ";" _torch_info "${_torch_info}")
 list(GET _torch_info 0 TORCH_ROOT)
 list(GET _torch_info 1 TORCH_CXX11_ABI)
 set(TORCH_LIB_DIR "${TORCH_ROOT}/lib")
+# LITERALINCLUDE END: BUILD_TORCH_DISCOVERY
 
 # LITERALINCLUDE START: BUILD_TORCH_TARGETS
 add_library(torch_headers INTERFACE)

@@ -6,9 +6,11 @@ import torch
 import torch.multiprocessing as mp
 
 
+# LITERALINCLUDE START: EXAMPLE_CHILD_JOB
 def child_job(rank: int) -> None:
     x = torch.ones(2, device="openreg") * (rank + 1)
     print(f"spawned child {rank}: {x.sum().item()}", flush=True)
+# LITERALINCLUDE END: EXAMPLE_CHILD_JOB
 
 
 # LITERALINCLUDE START: EXAMPLE_LIFECYCLE

@@ -4,8 +4,12 @@ import torch
 import torch.nn as nn
 
 torch.manual_seed(0)
+# LITERALINCLUDE START: EXAMPLE_MODEL
 model = nn.Linear(8, 1).to("openreg")
+# LITERALINCLUDE END: EXAMPLE_MODEL
+# LITERALINCLUDE START: EXAMPLE_OPTIMIZER
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+# LITERALINCLUDE END: EXAMPLE_OPTIMIZER
 x, y = torch.randn(16, 8, device="openreg"), torch.randn(16, 1, device="openreg")
 
 

@@ -7,12 +7,14 @@ import sys
 import torch
 
 
+# LITERALINCLUDE START: EXAMPLE_SHOW
 def show(title: str, action) -> None:
     try:
         action()
         print(f"{title}: no error")
     except Exception as e:  # print what the user would see, first line only
         print(f"{title}:\n  {type(e).__name__}: {str(e).splitlines()[0]}")
+# LITERALINCLUDE END: EXAMPLE_SHOW
 
 
 # LITERALINCLUDE START: EXAMPLE_TROUBLESHOOTING_ERRORS

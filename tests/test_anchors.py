@@ -97,6 +97,14 @@ BROKEN = {
 }
 
 
+BROKEN["region-helper"] = (
+    f"const int kScale = 3;\nint scale(int a) {{\n  return a * kScale;\n}}\n"
+    f"// {S}USES_HELPER\nint twice_scaled(int a) {{\n  return 2 * scale(a);\n}}\n"
+    f"// {E}USES_HELPER\n", include("USES_HELPER"),
+    "src/lib.cpp:5: [region-helper] USES_HELPER uses scale, defined at line 2 outside every "
+    "region")
+
+
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_each_rule_fires(tmp_path, case):
     source, doc, expected = BROKEN[case]
@@ -198,3 +206,24 @@ def test_an_example_belongs_to_the_longest_chapter_name(tmp_path):
     result = run_checker(chapter_project(tmp_path, examples, tests, chapters))
     assert "examples/device_kernels.py:1: [example-test] device_kernels.py belongs to " \
            "device-kernels.md, but tests/test_device_kernels.py" in result.stdout, result.stdout
+
+
+def test_a_helper_shown_in_its_own_region_passes(tmp_path):
+    source = (f"// {S}THE_HELPER\nint scale(int a) {{\n  return a * 3;\n}}\n// {E}THE_HELPER\n"
+              f"// {S}USES_HELPER\nint twice_scaled(int a) {{\n  return 2 * scale(a);\n}}\n"
+              f"// {E}USES_HELPER\n")
+    doc = include("THE_HELPER") + include("USES_HELPER")
+    result = run_checker(make_project(tmp_path, source, doc))
+    assert result.returncode == 0, result.stdout
+
+
+def test_python_helpers_outside_regions_are_reported(tmp_path):
+    source = (f"LIMIT = 4\n\n\ndef clamp(x):\n    return min(x, LIMIT)\n\n\n"
+              f"# {S}PY_USES\ndef clamp_all(xs):\n    return [clamp(x) for x in xs]\n"
+              f"# {E}PY_USES\n")
+    result = run_checker(make_project(tmp_path, source, include("PY_USES", path="../src/lib.py"),
+                                      suffix=".py"))
+    assert result.returncode == 1
+    assert "[region-helper] PY_USES uses clamp, defined at line 4 outside every region" in \
+        result.stdout
+    assert "LIMIT" not in result.stdout  # used by the helper, not by the listing

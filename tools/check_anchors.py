@@ -18,7 +18,11 @@ Rules, each reported with file and line:
   example-chapter   every examples/<file>.py belongs to a chapter by name: examples/<name>.py or
                     examples/<name>_<what>.py (quickstart.py belongs to the index page)
   example-test      the chapter's test file runs each of its examples (names the file)
-  example-untested  an example a chapter includes or runs is run by some test
+  example-untested  an example script (examples/*.py) a chapter includes or runs is run by
+                    some test
+  region-helper     a name a listed region uses is not defined in the same file outside every
+                    region: a helper the listing calls must be shown too (in a region of its
+                    own, included by a chapter)
 
 A chapter is a top-level docs/*.md page other than op-coverage.md (generated). Sources are the
 project's code files outside docs/ and tests/ (the tests build deliberately broken fixtures of
@@ -41,9 +45,15 @@ NAME_RE = re.compile(r"^[A-Z0-9_]+$")
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp", ".py", ".toml", ".txt", ".cmake", ".sh"}
 SKIP_DIRS = {".git", "build", "docs", "tests", "__pycache__", ".pytest_cache", "_build"}
 DIRECTIVE_RE = re.compile(r"^\s*(?:```+|:::+)\s*\{literalinclude\}\s*(\S+)")
+# LITERALINCLUDE START: WHERE_EXAMPLE_USE_RE
 EXAMPLE_USE_RE = re.compile(r"^\s*(?:```+|:::+)\s*\{(?:literalinclude|run-example)\}\s*(\S+)")
+# LITERALINCLUDE END: WHERE_EXAMPLE_USE_RE
+# LITERALINCLUDE START: WHERE_NOT_CHAPTERS
 NOT_CHAPTERS = {"op-coverage"}  # generated from the dispatcher while the site builds
+# LITERALINCLUDE END: WHERE_NOT_CHAPTERS
+# LITERALINCLUDE START: WHERE_ALIASES
 ALIASES = {"index": "quickstart"}  # the index page's example and test are the quick start
+# LITERALINCLUDE END: WHERE_ALIASES
 OPTION_RE = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$")
 
 
@@ -55,6 +65,7 @@ class Marker:
     line: int
 
 
+# LITERALINCLUDE START: WHERE_REGION
 @dataclass
 class Region:
     name: str
@@ -62,6 +73,7 @@ class Region:
     start: int
     end: int
     text: str
+# LITERALINCLUDE END: WHERE_REGION
 
 
 @dataclass
@@ -72,6 +84,7 @@ class Include:
     options: dict[str, str] = field(default_factory=dict)
 
 
+# LITERALINCLUDE START: WHERE_REPORT
 class Report:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -83,6 +96,7 @@ class Report:
         except ValueError:
             shown = path
         self.problems.append(f"{shown}:{line}: [{rule}] {message}")
+# LITERALINCLUDE END: WHERE_REPORT
 
 
 def source_files(root: Path) -> list[Path]:
@@ -109,6 +123,7 @@ def find_markers(files: list[Path]) -> list[Marker]:
     return markers
 
 
+# LITERALINCLUDE START: WHERE_STRIP_STRINGS_AND_COMMENTS
 def strip_strings_and_comments(code: str, python: bool) -> str:
     """Removes string literals and comments so brackets inside them do not count."""
     if python:
@@ -119,6 +134,7 @@ def strip_strings_and_comments(code: str, python: bool) -> str:
     code = re.sub(r"//[^\n]*", "", code)
     code = re.sub(r"\"(?:\\.|[^\"\\\n])*\"", "", code)
     return re.sub(r"'(?:\\.|[^'\\\n])*'", "", code)
+# LITERALINCLUDE END: WHERE_STRIP_STRINGS_AND_COMMENTS
 
 
 def brackets_balance(text: str, python: bool) -> bool:
@@ -234,14 +250,18 @@ def check_includes(includes: list[Include], regions: dict[str, Region], report: 
     return used
 
 
+# LITERALINCLUDE START: WHERE_CHAPTER_KEY
 def chapter_key(doc: Path) -> str:
     """The name a chapter's example and test share: docs/random-numbers.md -> random_numbers."""
     return ALIASES.get(doc.stem, doc.stem).replace("-", "_")
+# LITERALINCLUDE END: WHERE_CHAPTER_KEY
 
 
+# LITERALINCLUDE START: WHERE_NAMES_FILE
 def names_file(text: str, filename: str) -> bool:
     """True when `filename` appears whole in `text` (memory.py, not test_memory.py)."""
     return re.search(r"(?<![\w.-])" + re.escape(filename) + r"(?!\w)", text) is not None
+# LITERALINCLUDE END: WHERE_NAMES_FILE
 
 
 # LITERALINCLUDE START: WHERE_CHAPTER_RULES
@@ -277,12 +297,85 @@ def check_chapters(root: Path, report: Report) -> None:
             if not match:
                 continue
             target = (doc.parent / match.group(1)).resolve()
-            if target.suffix != ".py" or not target.is_relative_to(examples.resolve()):
-                continue
+            if target.suffix != ".py" or target.parent != examples.resolve():
+                continue  # files of a project below examples/ are sources, not scripts
             if not any(names_file(text, target.name) for text in test_text.values()):
                 report.add("example-untested", doc, number,
                            f"{match.group(1)} is shown by the chapter but no test runs it")
 # LITERALINCLUDE END: WHERE_CHAPTER_RULES
+
+
+# LITERALINCLUDE START: WHERE_HELPER_RULE
+# What a file defines, found by the line that starts the definition. C/C++: a function
+# definition at the start of a line (a return type, then the name and its parameters, with
+# its body following), a type, a constant or alias, a macro. Python: module-level def, class
+# and assignments. CMake: set().
+CPP_DEFINITION_RES = [
+    re.compile(r"^(?:[\w:<>,*&]+[ \t]+)+[*&]?(\w+)\([^;]*?\)[^;{]*\{", re.M | re.S),
+    re.compile(r"^(?:template\s*<[^>]*>\s*)?(?:struct|class|enum(?: class)?)\s+(?:\w+\s+)?(\w+)"
+               r"\s*(?:final\s*)?[:{]", re.M),
+    re.compile(r"^(?:static\s+|inline\s+|thread_local\s+)*constexpr\s+[\w:<>,\s]+?\b(\w+)\s*[{=]",
+               re.M),
+    re.compile(r"^using\s+(\w+)\s*=", re.M),
+    re.compile(r"^#define\s+(\w+)", re.M),
+]
+PY_DEFINITION_RES = [
+    re.compile(r"^(?:async\s+)?def\s+(\w+)", re.M),
+    re.compile(r"^class\s+(\w+)", re.M),
+    re.compile(r"^(\w+)\s*(?::[^=\n]+)?=[^=]", re.M),
+]
+CMAKE_DEFINITION_RES = [re.compile(r"^\s*set\((\w+)", re.M | re.I)]
+IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+
+
+def definitions(text: str, suffix: str, name: str) -> list[tuple[str, int]]:
+    """(name, offset) of each definition in a file's text."""
+    if suffix == ".py":
+        patterns = PY_DEFINITION_RES
+    elif suffix in {".c", ".cc", ".cpp", ".h", ".hpp"}:
+        patterns = CPP_DEFINITION_RES
+    elif suffix == ".cmake" or name == "CMakeLists.txt":
+        patterns = CMAKE_DEFINITION_RES
+    else:
+        return []
+    return [(m.group(1), m.start(1)) for pattern in patterns for m in pattern.finditer(text)]
+
+
+GENERATED_DIR = Path(__file__).resolve().parent.parent / "examples" / "generated"
+
+
+def check_region_helpers(regions: dict[str, Region], used: set[str], report: Report) -> None:
+    by_file: dict[Path, list[Region]] = {}
+    for region in regions.values():
+        by_file.setdefault(region.path, []).append(region)
+    for path, file_regions in sorted(by_file.items()):
+        if GENERATED_DIR in path.parents:
+            continue  # generated code (a test regenerates it): its listing shows what a tool wrote
+        text = path.read_text(encoding="utf-8")
+        line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        inside, outside = set(), {}
+        for name, offset in definitions(text, path.suffix, path.name):
+            line = next(n for n, start in enumerate(line_starts, 1)
+                        if n == len(line_starts) or line_starts[n] > offset)
+            if any(r.start < line < r.end for r in file_regions):
+                inside.add(name)
+            else:
+                outside.setdefault(name, line)
+        python = path.suffix == ".py"
+        for region in sorted(file_regions, key=lambda r: r.start):
+            if region.name not in used:
+                continue
+            if python or path.suffix in {".c", ".cc", ".cpp", ".h", ".hpp"}:
+                code = strip_strings_and_comments(region.text, python)
+            else:
+                code = re.sub(r"#[^\n]*", "", region.text)
+            code = re.sub(r"^\s*#\s*include[^\n]*", "", code, flags=re.M)  # file names
+            names = set(IDENT_RE.findall(code))
+            for name in sorted(names & set(outside) - inside):
+                report.add("region-helper", path, region.start,
+                           f"{region.name} uses {name}, defined at line {outside[name]} outside "
+                           "every region: show it in a region of its own")
+# LITERALINCLUDE END: WHERE_HELPER_RULE
 
 
 def check(root: Path) -> list[str]:
@@ -294,6 +387,7 @@ def check(root: Path) -> list[str]:
         if name not in used:
             report.add("marker-unused", region.path, region.start,
                        f"{name} is not included by any chapter")
+    check_region_helpers(regions, used, report)
     check_chapters(root, report)
     return report.problems
 

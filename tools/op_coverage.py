@@ -30,11 +30,13 @@ from torch_openreg import _C
 ORDER = ["openreg kernel", "borrowed kernel", "composite", "CPU fallback", "refused", "unsupported"]
 
 
+# LITERALINCLUDE START: OP_ENTRY
 def _entry(table: str, key: str) -> str:
     for line in table.splitlines():
         if line.startswith(key + ":"):
             return line
     return ""
+# LITERALINCLUDE END: OP_ENTRY
 
 
 # LITERALINCLUDE START: OP_COVERAGE_CLASSIFY

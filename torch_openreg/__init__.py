@@ -16,6 +16,13 @@ def _autoload() -> None:
 
 import torch  # noqa: E402
 
+# Before any C++ library loads: refuse a second PrivateUse1 backend and a source
+# folder without the compiled extension (torch_openreg/_preflight.py).
+from torch_openreg import _preflight  # noqa: E402
+
+_preflight.refuse_second_backend("openreg")
+_preflight.refuse_source_folder(__name__, __file__)
+
 # Loading _C loads libtorch_openreg, whose static initializers register the
 # kernels, the allocator, the guard and the hooks with PyTorch.
 from torch_openreg import _C  # noqa: E402,F401

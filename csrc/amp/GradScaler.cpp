@@ -18,6 +18,7 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
+// LITERALINCLUDE START: AMP_CHECK_SCALAR_STATE
 // A one-element float32 tensor on `device`: what the scaler keeps its state in.
 void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
                         c10::ScalarType dtype, c10::Device device) {
@@ -28,6 +29,7 @@ void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
   TORCH_CHECK(t.scalar_type() == dtype, op, ": ", name, " must be a ", c10::toString(dtype),
               " tensor, but is ", t.scalar_type());
 }
+// LITERALINCLUDE END: AMP_CHECK_SCALAR_STATE
 
 // LITERALINCLUDE START: AMP_SCALER_GRAD_CHECK
 // Multiplies every element of `grad` by `inv_scale` in its math type (float

@@ -1,10 +1,12 @@
 // OpenRegBorrowed.cpp: registers PyTorch's CPU kernels, run on device memory, for many operators.
+// LITERALINCLUDE START: BORROWED_OPENREG_BORROWED_INCLUDES
 #include <torch/library.h>
 
 #include <string>
 
 #include "native/Borrowed.h"
 #include "native/Fallback.h"
+// LITERALINCLUDE END: BORROWED_OPENREG_BORROWED_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,5 +1,7 @@
 // OpenRegCopy.cpp: lets conjugate and negative views reach openreg's copy kernel unresolved.
+// LITERALINCLUDE START: COPY_OPENREG_COPY_INCLUDES
 #include <torch/library.h>
+// LITERALINCLUDE END: COPY_OPENREG_COPY_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,4 +1,5 @@
 // OpenRegMinimal.cpp: registers the minimal operator set and the global CPU fallback.
+// LITERALINCLUDE START: FALLBACK_OPENREG_MINIMAL_INCLUDES
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_as_complex_native.h>
 #include <ATen/ops/view_as_real_native.h>
@@ -6,6 +7,7 @@
 
 #include "native/Fallback.h"
 #include "native/Minimal.h"
+// LITERALINCLUDE END: FALLBACK_OPENREG_MINIMAL_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,7 +1,9 @@
 // OpenRegRandom.cpp: registers the random distributions beyond those in OpenRegNative.cpp.
+// LITERALINCLUDE START: RANDOM_OPENREG_RANDOM_INCLUDES
 #include <torch/library.h>
 
 #include "native/Random.h"
+// LITERALINCLUDE END: RANDOM_OPENREG_RANDOM_INCLUDES
 
 namespace at::native::openreg {
 

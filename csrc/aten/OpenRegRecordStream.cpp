@@ -1,7 +1,9 @@
 // OpenRegRecordStream.cpp: registers Tensor.record_stream, the operator that talks to the allocator.
+// LITERALINCLUDE START: RECORD_OPENREG_RECORD_STREAM_INCLUDES
 #include <torch/library.h>
 
 #include "native/RecordStream.h"
+// LITERALINCLUDE END: RECORD_OPENREG_RECORD_STREAM_INCLUDES
 
 namespace at::native::openreg {
 

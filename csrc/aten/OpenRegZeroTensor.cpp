@@ -1,7 +1,9 @@
 // OpenRegZeroTensor.cpp: registers openreg's factory of storage-less zero tensors.
+// LITERALINCLUDE START: ZERO_OPENREG_ZERO_TENSOR_INCLUDES
 #include <torch/library.h>
 
 #include "native/ZeroTensor.h"
+// LITERALINCLUDE END: ZERO_OPENREG_ZERO_TENSOR_INCLUDES
 
 namespace at::native::openreg {
 

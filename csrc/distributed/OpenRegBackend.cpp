@@ -1,4 +1,5 @@
 // OpenRegBackend.cpp: openreg collectives, staged through pinned host memory for the transport.
+// LITERALINCLUDE START: DISTRIBUTED_OPENREG_BACKEND_INCLUDES
 #include "OpenRegBackend.h"
 
 #include <ATen/ops/empty.h>
@@ -8,14 +9,17 @@
 #include <torch/csrc/distributed/c10d/exception.h>
 
 #include <runtime/OpenRegLaunch.h>
+// LITERALINCLUDE END: DISTRIBUTED_OPENREG_BACKEND_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
 
+// LITERALINCLUDE START: DISTRIBUTED_ON_DEVICE
 bool on_device(const at::Tensor& t) {
   return t.device().type() == c10::DeviceType::PrivateUse1;
 }
+// LITERALINCLUDE END: DISTRIBUTED_ON_DEVICE
 
 std::vector<at::Tensor> flatten(const std::vector<std::vector<at::Tensor>>& lists) {
   std::vector<at::Tensor> out;
@@ -52,6 +56,7 @@ void check_same_tensor(c10d::Backend& transport, const char* op, const at::Tenso
 }
 // LITERALINCLUDE END: DISTRIBUTED_CHECK_PEERS
 
+// LITERALINCLUDE START: DISTRIBUTED_HOST_REDUCE_OP
 // ReduceOp::PREMUL_SUM: the host scales its copy, then the transport sums.
 c10d::ReduceOp host_reduce_op(const c10d::ReduceOp& op, std::vector<at::Tensor>& host) {
   if (op != c10d::ReduceOp::PREMUL_SUM) return op;
@@ -66,6 +71,7 @@ c10d::ReduceOp host_reduce_op(const c10d::ReduceOp& op, std::vector<at::Tensor>&
   }
   return c10d::ReduceOp(c10d::ReduceOp::SUM);
 }
+// LITERALINCLUDE END: DISTRIBUTED_HOST_REDUCE_OP
 
 }  // namespace
 

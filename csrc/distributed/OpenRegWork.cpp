@@ -1,4 +1,5 @@
 // OpenRegWork.cpp: pinned staging buffers and the Work handle of openreg collectives.
+// LITERALINCLUDE START: DISTRIBUTED_OPENREG_WORK_INCLUDES
 #include "OpenRegWork.h"
 
 #include <ATen/core/ivalue.h>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include <runtime/OpenRegLaunch.h>
+// LITERALINCLUDE END: DISTRIBUTED_OPENREG_WORK_INCLUDES
 
 namespace c10::openreg {
 

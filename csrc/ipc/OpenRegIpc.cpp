@@ -1,4 +1,5 @@
 // OpenRegIpc.cpp: the exporter keeps shared memory alive until receivers release it; receivers map it.
+// LITERALINCLUDE START: IPC_OPENREG_IPC_INCLUDES
 #include "OpenRegIpc.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -11,6 +12,7 @@
 #include "../runtime/OpenRegException.h"
 #include "../runtime/OpenRegFunctions.h"
 #include "../runtime/OpenRegStream.h"
+// LITERALINCLUDE END: IPC_OPENREG_IPC_INCLUDES
 
 namespace c10::openreg {
 
@@ -78,6 +80,7 @@ void delete_received_block(void* context) {
 }
 // LITERALINCLUDE END: IPC_RECEIVED_BLOCK
 
+// LITERALINCLUDE START: IPC_LOCAL_DEVICE
 DeviceIndex local_device(int physical_device) {
   for (DeviceIndex i = 0; i < device_count(); ++i) {
     orDeviceProp prop;
@@ -87,6 +90,7 @@ DeviceIndex local_device(int physical_device) {
   TORCH_CHECK(false, "the shared tensor lives on physical openreg device ", physical_device,
               ", which is not visible in this process (OPENREG_VISIBLE_DEVICES)");
 }
+// LITERALINCLUDE END: IPC_LOCAL_DEVICE
 }  // namespace
 
 // LITERALINCLUDE START: IPC_SHARE_STORAGE

@@ -21,11 +21,13 @@ namespace {
 
 using libkineto::ActivityType;
 
+// LITERALINCLUDE START: PROFILING_SYSTEM_NOW_NS
 int64_t system_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+// LITERALINCLUDE END: PROFILING_SYSTEM_NOW_NS
 
 // LITERALINCLUDE START: PROFILING_KINETO_NAMES
 // What a record is called in the trace: a kernel after the operator that

@@ -1,4 +1,5 @@
 // OpenRegDeviceAllocator.cpp: segments, block splitting and merging, stream-ordered reuse, stats.
+// LITERALINCLUDE START: ALLOCATOR_OPENREG_DEVICE_ALLOCATOR_INCLUDES
 #include "OpenRegDeviceAllocator.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -16,6 +17,7 @@
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
 #include "OpenRegStream.h"
+// LITERALINCLUDE END: ALLOCATOR_OPENREG_DEVICE_ALLOCATOR_INCLUDES
 
 namespace c10::openreg {
 
@@ -24,19 +26,33 @@ using c10::CachingAllocator::Stat;
 using c10::CachingAllocator::StatArray;
 using c10::CachingAllocator::StatType;
 
+// LITERALINCLUDE START: ALLOCATOR_K_MIN_BLOCK
 constexpr size_t kMinBlock = 512;              // every block is a multiple of this
+// LITERALINCLUDE END: ALLOCATOR_K_MIN_BLOCK
+// LITERALINCLUDE START: ALLOCATOR_K_SMALL_SIZE
 constexpr size_t kSmallSize = 1 << 20;         // requests up to 1 MiB share small segments
+// LITERALINCLUDE END: ALLOCATOR_K_SMALL_SIZE
+// LITERALINCLUDE START: ALLOCATOR_K_SMALL_SEGMENT
 constexpr size_t kSmallSegment = 2 << 20;      // small segments are 2 MiB
+// LITERALINCLUDE END: ALLOCATOR_K_SMALL_SEGMENT
+// LITERALINCLUDE START: ALLOCATOR_K_MIN_LARGE_SEGMENT
 constexpr size_t kMinLargeSegment = 20 << 20;  // requests of 1-10 MiB share 20 MiB segments
+// LITERALINCLUDE END: ALLOCATOR_K_MIN_LARGE_SEGMENT
+// LITERALINCLUDE START: ALLOCATOR_K_LARGE_ROUND
 constexpr size_t kLargeRound = 2 << 20;        // larger requests get their own, 2 MiB rounded
+// LITERALINCLUDE END: ALLOCATOR_K_LARGE_ROUND
 
+// LITERALINCLUDE START: ALLOCATOR_ROUND_SIZE
 size_t round_size(size_t n) { return n < kMinBlock ? kMinBlock : (n + kMinBlock - 1) / kMinBlock * kMinBlock; }
+// LITERALINCLUDE END: ALLOCATOR_ROUND_SIZE
 
+// LITERALINCLUDE START: ALLOCATOR_SEGMENT_SIZE
 size_t segment_size(size_t rounded) {
   if (rounded <= kSmallSize) return kSmallSegment;
   if (rounded < kMinLargeSegment / 2) return kMinLargeSegment;
   return (rounded + kLargeRound - 1) / kLargeRound * kLargeRound;
 }
+// LITERALINCLUDE END: ALLOCATOR_SEGMENT_SIZE
 
 // "256.00 MiB", as CUDA's out-of-memory messages write sizes.
 std::string format_size(uint64_t bytes) {
@@ -60,15 +76,20 @@ int64_t now_us() {
 
 struct Block;
 
+// LITERALINCLUDE START: ALLOCATOR_DEF_BLOCK_ORDER
 struct BlockOrder {  // best fit: same stream, smallest size, lowest address
   bool operator()(const Block* a, const Block* b) const;
 };
+// LITERALINCLUDE END: ALLOCATOR_DEF_BLOCK_ORDER
 
+// LITERALINCLUDE START: ALLOCATOR_POOL
 struct Pool {
   bool small;
   std::set<Block*, BlockOrder> free_blocks;
 };
+// LITERALINCLUDE END: ALLOCATOR_POOL
 
+// LITERALINCLUDE START: ALLOCATOR_BLOCK
 // A piece of a segment. Neighbours in the segment are linked, so a freed block
 // merges with free neighbours and whole free segments can go back to the driver.
 struct Block {
@@ -87,10 +108,13 @@ struct Block {
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
 };
+// LITERALINCLUDE END: ALLOCATOR_BLOCK
 
+// LITERALINCLUDE START: ALLOCATOR_ADDRESS_ORDER
 struct AddressOrder {
   bool operator()(const Block* a, const Block* b) const { return a->ptr < b->ptr; }
 };
+// LITERALINCLUDE END: ALLOCATOR_ADDRESS_ORDER
 
 bool BlockOrder::operator()(const Block* a, const Block* b) const {
   if (a->stream != b->stream) return a->stream < b->stream;
@@ -98,26 +122,34 @@ bool BlockOrder::operator()(const Block* a, const Block* b) const {
   return a->ptr < b->ptr;
 }
 
+// LITERALINCLUDE START: ALLOCATOR_SIZE_KEY
 struct SizeKey {
   StreamId stream;
   size_t size;
   bool operator==(const SizeKey& o) const { return stream == o.stream && size == o.size; }
 };
+// LITERALINCLUDE END: ALLOCATOR_SIZE_KEY
+// LITERALINCLUDE START: ALLOCATOR_DEF_SIZE_KEY_HASH
 struct SizeKeyHash {
   size_t operator()(const SizeKey& k) const { return std::hash<size_t>()(k.size) ^ (k.stream * 0x9E3779B97F4A7C15ull); }
 };
+// LITERALINCLUDE END: ALLOCATOR_DEF_SIZE_KEY_HASH
 
+// LITERALINCLUDE START: ALLOCATOR_CACHING_DISABLED
 bool caching_disabled() {
   static const bool disabled = c10::openreg::env_flag("OPENREG_NO_MEMORY_CACHING");
   return disabled;
 }
+// LITERALINCLUDE END: ALLOCATOR_CACHING_DISABLED
 
+// LITERALINCLUDE START: ALLOCATOR_UPDATE
 void update(StatArray& stat, bool small, int64_t amount) {
   for (auto type : {StatType::AGGREGATE, small ? StatType::SMALL_POOL : StatType::LARGE_POOL}) {
     Stat& s = stat[static_cast<size_t>(type)];
     amount >= 0 ? s.increase(static_cast<size_t>(amount)) : s.decrease(static_cast<size_t>(-amount));
   }
 }
+// LITERALINCLUDE END: ALLOCATOR_UPDATE
 
 template <class F>
 void for_each_stat(CachingDeviceAllocator::DeviceStats& stats, F f) {
@@ -128,7 +160,9 @@ void for_each_stat(CachingDeviceAllocator::DeviceStats& stats, F f) {
   }
 }
 
+// LITERALINCLUDE START: ALLOCATOR_IS_FREE
 bool is_free(const Block* b) { return b != nullptr && !b->allocated && b->pending.empty(); }
+// LITERALINCLUDE END: ALLOCATOR_IS_FREE
 
 // Pool keys are negative: stream ids are not.
 StreamId pool_key(MempoolId_t pool) { return -static_cast<StreamId>(pool.first); }

@@ -1,8 +1,10 @@
 // OpenRegException.h: turns driver error codes into PyTorch exceptions.
 #pragma once
 
+// LITERALINCLUDE START: RUNTIME_OPENREG_EXCEPTION_INCLUDES
 #include <c10/util/Exception.h>
 #include <openreg.h>
+// LITERALINCLUDE END: RUNTIME_OPENREG_EXCEPTION_INCLUDES
 
 namespace c10::openreg {
 

@@ -1,4 +1,5 @@
 // OpenRegFunctions.cpp: device selection over the driver's orGetDevice/orSetDevice.
+// LITERALINCLUDE START: DEVICE_OPENREG_FUNCTIONS_INCLUDES
 #include "OpenRegFunctions.h"
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "OpenRegException.h"
+// LITERALINCLUDE END: DEVICE_OPENREG_FUNCTIONS_INCLUDES
 
 namespace c10::openreg {
 

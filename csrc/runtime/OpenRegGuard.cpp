@@ -1,4 +1,5 @@
 // OpenRegGuard.cpp: the guard's methods, each a thin call into the driver.
+// LITERALINCLUDE START: GUARD_OPENREG_GUARD_INCLUDES
 #include "OpenRegGuard.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -7,6 +8,7 @@
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
 #include "OpenRegStream.h"
+// LITERALINCLUDE END: GUARD_OPENREG_GUARD_INCLUDES
 
 namespace c10::openreg {
 

@@ -1,7 +1,9 @@
 // OpenRegHooks.h: PrivateUse1HooksInterface, how ATen asks the backend device-wide questions.
 #pragma once
 
+// LITERALINCLUDE START: HOOKS_INCLUDES_OF_OPENREG_HOOKS
 #include <ATen/detail/PrivateUse1HooksInterface.h>
+// LITERALINCLUDE END: HOOKS_INCLUDES_OF_OPENREG_HOOKS
 
 namespace c10::openreg {
 

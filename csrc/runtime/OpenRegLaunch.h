@@ -1,6 +1,7 @@
 // OpenRegLaunch.h: launching C++ kernels onto the current openreg stream.
 #pragma once
 
+// LITERALINCLUDE START: LAUNCH_OPENREG_LAUNCH_INCLUDES
 #include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
 #include <openreg.h>
@@ -12,6 +13,7 @@
 #include "OpenRegException.h"
 #include "OpenRegStorage.h"
 #include "OpenRegStream.h"
+// LITERALINCLUDE END: LAUNCH_OPENREG_LAUNCH_INCLUDES
 
 namespace c10::openreg {
 
@@ -46,6 +48,7 @@ class KernelTensor {
 
 namespace detail {
 template <class F>
+// LITERALINCLUDE START: LAUNCH_RUN_BOXED_KERNEL
 void run_boxed_kernel(void* boxed) {
   try {
     (*static_cast<F*>(boxed))();
@@ -55,11 +58,14 @@ void run_boxed_kernel(void* boxed) {
     orKernelFail(e.what());
   }
 }
+// LITERALINCLUDE END: LAUNCH_RUN_BOXED_KERNEL
 
 template <class F>
+// LITERALINCLUDE START: LAUNCH_RELEASE_BOXED_KERNEL
 void release_boxed_kernel(void* boxed) {
   delete static_cast<F*>(boxed);
 }
+// LITERALINCLUDE END: LAUNCH_RELEASE_BOXED_KERNEL
 }  // namespace detail
 
 // LITERALINCLUDE START: LAUNCH_KERNEL_QUEUE

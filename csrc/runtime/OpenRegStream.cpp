@@ -1,4 +1,5 @@
 // OpenRegStream.cpp: lazily created driver streams behind c10 stream ids.
+// LITERALINCLUDE START: STREAM_OPENREG_STREAM_INCLUDES
 #include "OpenRegStream.h"
 
 #include <algorithm>
@@ -11,23 +12,32 @@
 
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
+// LITERALINCLUDE END: STREAM_OPENREG_STREAM_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
+// LITERALINCLUDE START: STREAM_K_PRIORITIES
 constexpr int kPriorities = 2;  // 0: normal, 1: high (-1 in CUDA's convention)
+// LITERALINCLUDE END: STREAM_K_PRIORITIES
+// LITERALINCLUDE START: STREAM_K_MAX_DEVICES
 constexpr DeviceIndex kMaxDevices = 16;
+// LITERALINCLUDE END: STREAM_K_MAX_DEVICES
 
+// LITERALINCLUDE START: STREAM_DEVICE_POOL
 struct DevicePool {
   std::mutex mu;
   std::array<std::array<orStream_t, OpenRegStream::kStreamsPerPool>, kPriorities> streams{};
   std::array<std::atomic<uint32_t>, kPriorities> next{};
 };
+// LITERALINCLUDE END: STREAM_DEVICE_POOL
 
+// LITERALINCLUDE START: STREAM_POOL_DEF
 DevicePool& pool(DeviceIndex device) {
   static auto* pools = new std::array<DevicePool, kMaxDevices>();  // leaked: lives as long as workers
   return (*pools)[device];
 }
+// LITERALINCLUDE END: STREAM_POOL_DEF
 
 // Streams created outside PyTorch, in the order they were first wrapped.
 std::mutex external_mu;
@@ -39,11 +49,13 @@ std::vector<orStream_t>& external_streams() {
 // The thread's current stream id per device; 0 (the default stream) unless set.
 thread_local std::array<StreamId, kMaxDevices> current_ids{};
 
+// LITERALINCLUDE START: STREAM_RESOLVE
 DeviceIndex resolve(DeviceIndex device) {
   if (device < 0) return current_device();
   check_device_index(device);
   return device;
 }
+// LITERALINCLUDE END: STREAM_RESOLVE
 
 // LITERALINCLUDE START: STREAM_POOL_LAZY_CREATE
 orStream_t pooled_stream(DeviceIndex device, StreamId id) {

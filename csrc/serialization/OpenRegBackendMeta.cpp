@@ -1,18 +1,22 @@
 // OpenRegBackendMeta.cpp: reading, writing and serializing the internal-format attribute.
+// LITERALINCLUDE START: SERIALIZATION_OPENREG_BACKEND_META_INCLUDES
 #include "OpenRegBackendMeta.h"
 
 #include <torch/csrc/jit/serialization/pickler_helper.h>
+// LITERALINCLUDE END: SERIALIZATION_OPENREG_BACKEND_META_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
 constexpr const char* kKeyPrefix = "openreg_format_";
 
+// LITERALINCLUDE START: SERIALIZATION_CHECK_OPENREG
 void check_openreg(const at::Tensor& tensor, const char* what) {
   TORCH_CHECK(tensor.device().type() == DeviceType::PrivateUse1, what,
               ": the internal format is an attribute of openreg tensors, got a tensor on ",
               tensor.device());
 }
+// LITERALINCLUDE END: SERIALIZATION_CHECK_OPENREG
 }  // namespace
 
 // LITERALINCLUDE START: SERIALIZATION_FORMAT_ACCESS
@@ -28,6 +32,7 @@ void set_internal_format(const at::Tensor& tensor, InternalFormat format) {
 }
 // LITERALINCLUDE END: SERIALIZATION_FORMAT_ACCESS
 
+// LITERALINCLUDE START: SERIALIZATION_FORMAT_NAME
 std::string format_name(InternalFormat format) {
   switch (format) {
     case InternalFormat::Plain: return "plain";
@@ -36,7 +41,9 @@ std::string format_name(InternalFormat format) {
   }
   TORCH_CHECK(false, "unknown openreg internal format ", static_cast<int>(format));
 }
+// LITERALINCLUDE END: SERIALIZATION_FORMAT_NAME
 
+// LITERALINCLUDE START: SERIALIZATION_PARSE_FORMAT
 InternalFormat parse_format(const std::string& name) {
   for (auto f : {InternalFormat::Plain, InternalFormat::Tiled, InternalFormat::Blocked}) {
     if (format_name(f) == name) return f;
@@ -44,6 +51,7 @@ InternalFormat parse_format(const std::string& name) {
   TORCH_CHECK_VALUE(false, "unknown openreg internal format '", name,
                     "' (expected plain, tiled or blocked)");
 }
+// LITERALINCLUDE END: SERIALIZATION_PARSE_FORMAT
 
 // LITERALINCLUDE START: SERIALIZATION_BACKEND_META_REGISTRY
 namespace {

@@ -18,6 +18,7 @@ from .scheduling import OpenRegScheduling
 from .wrapper import OpenRegPythonWrapperCodegen
 
 
+# LITERALINCLUDE START: COMPILE_OPEN_REG_CPP_WRAPPER_CODEGEN
 class OpenRegCppWrapperCodegen:
     """``config.cpp_wrapper`` would need the launch in C++ wrapper code: not supported."""
 
@@ -27,6 +28,7 @@ class OpenRegCppWrapperCodegen:
             "torch.compile on openreg generates a Python wrapper; "
             "set torch._inductor.config.cpp_wrapper = False"
         )
+# LITERALINCLUDE END: COMPILE_OPEN_REG_CPP_WRAPPER_CODEGEN
 
 
 # The names Inductor's init_backend_registration asks the device module for.

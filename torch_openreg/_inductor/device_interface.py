@@ -15,6 +15,7 @@ from torch_openreg import _C
 from .runtime import get_raw_stream
 
 
+# LITERALINCLUDE START: COMPILE_INDEX
 def _index(device: Any) -> int:
     if device is None:
         return torch.openreg.current_device()
@@ -24,11 +25,14 @@ def _index(device: Any) -> int:
     if device.type != "openreg":
         raise ValueError(f"expected an openreg device, got {device}")
     return torch.openreg.current_device() if device.index is None else device.index
+# LITERALINCLUDE END: COMPILE_INDEX
 
 
+# LITERALINCLUDE START: COMPILE_PROPERTIES
 def _properties(index: int) -> SimpleNamespace:
     props = torch.openreg.get_device_properties(index)
     return SimpleNamespace(**props)
+# LITERALINCLUDE END: COMPILE_PROPERTIES
 
 
 # LITERALINCLUDE START: COMPILE_DEVICE_INTERFACE

@@ -6,9 +6,15 @@ from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.utils import IndentedBuffer, Placeholder, get_fused_kernel_name
 from torch._inductor.virtualized import V
 
+# LITERALINCLUDE START: COMPILE_BODY_NAME
 BODY_NAME = "openreg_kernel_body"
+# LITERALINCLUDE END: COMPILE_BODY_NAME
+# LITERALINCLUDE START: COMPILE_INTEGER_TYPES
 _INTEGER_TYPES = {"int64_t", "int32_t", "int", "long", "bool", "uint64_t", "uint32_t"}
+# LITERALINCLUDE END: COMPILE_INTEGER_TYPES
+# LITERALINCLUDE START: COMPILE_FLOAT_TYPES
 _FLOAT_TYPES = {"double", "float"}
+# LITERALINCLUDE END: COMPILE_FLOAT_TYPES
 
 
 # LITERALINCLUDE START: COMPILE_ENTRY_POINT

@@ -52,7 +52,9 @@ from .streams import (
     stream,
 )
 
+# LITERALINCLUDE START: DEVICE_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]
+# LITERALINCLUDE END: DEVICE_DEVICE_LIKE
 
 __all__ = [
     "Event",
@@ -183,6 +185,7 @@ def synchronize(device: _DeviceLike = None) -> None:
 # LITERALINCLUDE END: DEVICE_MODULE_BASICS
 
 
+# LITERALINCLUDE START: DEVICE_DEVICE_DEF
 class device:
     """Context manager that makes ``device`` current and restores the previous one."""
 
@@ -196,6 +199,7 @@ class device:
 
     def __exit__(self, *exc: Any) -> None:
         _C._set_device(self.previous)
+# LITERALINCLUDE END: DEVICE_DEVICE_DEF
 
 
 def get_device_properties(device: _DeviceLike = None) -> dict:

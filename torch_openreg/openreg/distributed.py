@@ -10,7 +10,9 @@ import torch.distributed as dist
 
 from torch_openreg import _C
 
+# LITERALINCLUDE START: DISTRIBUTED_BACKEND_NAME
 BACKEND_NAME = "orccl"
+# LITERALINCLUDE END: DISTRIBUTED_BACKEND_NAME
 
 __all__ = ["BACKEND_NAME"]
 

@@ -11,7 +11,9 @@ from typing import Iterator, Literal
 
 from torch_openreg import _C
 
+# LITERALINCLUDE START: FAULTS_FAULT_KIND
 FaultKind = Literal["alloc", "launch", "copy"]
+# LITERALINCLUDE END: FAULTS_FAULT_KIND
 
 
 # LITERALINCLUDE START: FAULTS_PYTHON_API

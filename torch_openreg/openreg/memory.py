@@ -8,7 +8,9 @@ from torch_openreg import _C
 
 from ._utils import _get_device_index
 
+# LITERALINCLUDE START: MEMORY_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]
+# LITERALINCLUDE END: MEMORY_DEVICE_LIKE
 
 
 

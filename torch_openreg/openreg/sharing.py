@@ -29,11 +29,14 @@ def ipc_collect() -> int:
     return _C._ipc_collect()
 
 
+# LITERALINCLUDE START: SHARING_DEF_REBUILD_EMPTY_OPENREG_TENSOR
 def _rebuild_empty_openreg_tensor(cls, size, stride, offset, dtype, requires_grad, device):
     storage = torch.UntypedStorage(0, device=device)
     return _finish_tensor(cls, storage, size, stride, offset, dtype, requires_grad, {})
+# LITERALINCLUDE END: SHARING_DEF_REBUILD_EMPTY_OPENREG_TENSOR
 
 
+# LITERALINCLUDE START: SHARING_FINISH_TENSOR
 def _finish_tensor(cls, storage, size, stride, offset, dtype, requires_grad, metadata):
     typed = torch.TypedStorage(wrap_storage=storage, dtype=dtype, _internal=True)
     t = torch._utils._rebuild_tensor(typed, offset, size, stride)
@@ -44,6 +47,7 @@ def _finish_tensor(cls, storage, size, stride, offset, dtype, requires_grad, met
         return torch.nn.Parameter(t, requires_grad=requires_grad)
     t.requires_grad = requires_grad
     return t
+# LITERALINCLUDE END: SHARING_FINISH_TENSOR
 
 
 # LITERALINCLUDE START: SHARING_REBUILD
@@ -111,10 +115,12 @@ def _reduce_tensor(tensor: torch.Tensor) -> tuple[Any, tuple]:
 # LITERALINCLUDE END: SHARING_REDUCE_TENSOR
 
 
+# LITERALINCLUDE START: SHARING_REDUCE_STORAGE
 def _reduce_storage(storage):
     if storage.device.type == "openreg":
         raise RuntimeError("Cannot pickle openreg storage; try pickling an openreg tensor instead")
     return torch_reductions.reduce_storage(storage)
+# LITERALINCLUDE END: SHARING_REDUCE_STORAGE
 
 
 # LITERALINCLUDE START: SHARING_REGISTER

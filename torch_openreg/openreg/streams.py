@@ -7,8 +7,12 @@ from torch_openreg import _C
 
 from ._utils import _get_device_index
 
+# LITERALINCLUDE START: STREAMS_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]
+# LITERALINCLUDE END: STREAMS_DEVICE_LIKE
+# LITERALINCLUDE START: STREAMS_PRIVATEUSE1
 _PRIVATEUSE1 = 20  # c10::DeviceType::PrivateUse1: what torch.Stream(device_type=...) takes
+# LITERALINCLUDE END: STREAMS_PRIVATEUSE1
 
 
 

@@ -1,4 +1,5 @@
 // Binary.cpp: add, sub, mul and div on the device, with PyTorch's broadcasting and promotion.
+// LITERALINCLUDE START: NATIVE_BINARY_INCLUDES
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/Resize.h>
@@ -12,6 +13,7 @@
 #include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
+// LITERALINCLUDE END: NATIVE_BINARY_INCLUDES
 
 namespace at::native::openreg {
 
@@ -19,7 +21,9 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
+// LITERALINCLUDE START: NATIVE_BINARY_OP
 enum class BinaryOp { Add, Sub, Mul, Div };
+// LITERALINCLUDE END: NATIVE_BINARY_OP
 
 // LITERALINCLUDE START: NATIVE_BINARY_RAW_KERNEL
 // A hand-written device kernel: raw device pointers, turned into kernel-view
@@ -60,8 +64,11 @@ struct RawBinaryKernel {
 };
 // LITERALINCLUDE END: NATIVE_BINARY_RAW_KERNEL
 
+// LITERALINCLUDE START: NATIVE_K_RAW_KERNEL_MAX_NUMEL
 constexpr int64_t kRawKernelMaxNumel = 32768;  // beyond this, PyTorch's vectorized, parallel loops win
+// LITERALINCLUDE END: NATIVE_K_RAW_KERNEL_MAX_NUMEL
 
+// LITERALINCLUDE START: NATIVE_TRY_RAW_KERNEL
 // Launches the raw kernel when the operands allow it; returns false otherwise.
 bool try_raw_kernel(BinaryOp op, at::Tensor& out, const at::Tensor& a, const at::Tensor& b,
                     const c10::Scalar& alpha) {
@@ -94,13 +101,17 @@ bool try_raw_kernel(BinaryOp op, at::Tensor& out, const at::Tensor& a, const at:
     default: return false;
   }
 }
+// LITERALINCLUDE END: NATIVE_TRY_RAW_KERNEL
 
+// LITERALINCLUDE START: NATIVE_RESULT
 struct Result {
   c10::Device device;
   c10::ScalarType dtype;
   at::DimVector shape;
 };
+// LITERALINCLUDE END: NATIVE_RESULT
 
+// LITERALINCLUDE START: NATIVE_PLAN
 Result plan(const char* op, const at::Tensor& self, const at::Tensor& other, bool true_divide,
             const c10::Scalar* alpha = nullptr) {
   c10::Device device = common_device(op, {self, other});
@@ -112,6 +123,7 @@ Result plan(const char* op, const at::Tensor& self, const at::Tensor& other, boo
   }
   return {device, dtype, at::infer_size_dimvector(self.sizes(), other.sizes())};
 }
+// LITERALINCLUDE END: NATIVE_PLAN
 
 // LITERALINCLUDE START: NATIVE_BINARY_LAUNCH
 // Queues `kernel(out, a, b)` with all three seen as CPU tensors over device
@@ -149,6 +161,7 @@ at::Tensor& binary_inplace(BinaryOp kind, const char* op, at::Tensor& self,
 }
 
 template <class Kernel>
+// LITERALINCLUDE START: NATIVE_BINARY_OUT
 at::Tensor& binary_out(BinaryOp kind, const char* op, const at::Tensor& self,
                        const at::Tensor& other, at::Tensor& out, Kernel kernel,
                        const c10::Scalar& alpha = 1) {
@@ -159,12 +172,15 @@ at::Tensor& binary_out(BinaryOp kind, const char* op, const at::Tensor& self,
   check_result(op, out, r.dtype, r.shape);
   return launch_binary(kind, alpha, out, self, other, kernel);
 }
+// LITERALINCLUDE END: NATIVE_BINARY_OUT
 
+// LITERALINCLUDE START: NATIVE_DEF_ADD_KERNEL
 auto add_kernel(const c10::Scalar& alpha) {
   return [alpha](at::Tensor& o, const at::Tensor& a, const at::Tensor& b) {
     at::add_out(o, a, b, alpha);
   };
 }
+// LITERALINCLUDE END: NATIVE_DEF_ADD_KERNEL
 auto sub_kernel(const c10::Scalar& alpha) {
   return [alpha](at::Tensor& o, const at::Tensor& a, const at::Tensor& b) {
     at::sub_out(o, a, b, alpha);
@@ -184,10 +200,12 @@ at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const c10::Scalar& a
   return binary_inplace(BinaryOp::Add, "add_", self, other, add_kernel(alpha), alpha);
 }
 
+// LITERALINCLUDE START: NATIVE_DEF_ADD_OUT
 at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
                     at::Tensor& out) {
   return binary_out(BinaryOp::Add, "add.out", self, other, out, add_kernel(alpha), alpha);
 }
+// LITERALINCLUDE END: NATIVE_DEF_ADD_OUT
 
 at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   at::native::sub_check(self, other);

@@ -1,4 +1,5 @@
 // Blas.cpp: matrix multiplication on the device.
+// LITERALINCLUDE START: NATIVE_BLAS_INCLUDES
 #include <ATen/native/Resize.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/addmm.h>
@@ -12,6 +13,7 @@
 #include "Minimal.h"
 #include "Native.h"
 #include "Operand.h"
+// LITERALINCLUDE END: NATIVE_BLAS_INCLUDES
 
 namespace at::native::openreg {
 
@@ -19,6 +21,7 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
+// LITERALINCLUDE START: NATIVE_CHECK_MM
 void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
   common_device("mm", {self, mat2});
   TORCH_CHECK(self.dim() == 2, "self must be a matrix");
@@ -29,6 +32,7 @@ void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
               "expected m1 and m2 to have the same dtype, but got: ", self.scalar_type(), " != ",
               mat2.scalar_type());
 }
+// LITERALINCLUDE END: NATIVE_CHECK_MM
 
 // Matrix products run PyTorch's CPU kernels on device memory; for float16 and
 // bfloat16 those accumulate in float32 and round once, as CUDA's do (measured
@@ -266,12 +270,15 @@ at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const a
   return launch_addbmm(out, self, batch1, batch2, beta, alpha);
 }
 
+// LITERALINCLUDE START: NATIVE_MM_DEF
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   check_mm(self, mat2);
   at::Tensor out = empty_openreg({self.size(0), mat2.size(1)}, self.scalar_type(), self.device());
   return launch_mm(out, self, mat2);
 }
+// LITERALINCLUDE END: NATIVE_MM_DEF
 
+// LITERALINCLUDE START: NATIVE_MM_OUT
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   check_mm(self, mat2);
   TORCH_CHECK(out.device() == self.device(), "Expected out tensor to be on ", self.device(),
@@ -281,5 +288,6 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   at::native::resize_output(out, {self.size(0), mat2.size(1)});
   return launch_mm(out, self, mat2);
 }
+// LITERALINCLUDE END: NATIVE_MM_OUT
 
 }  // namespace at::native::openreg

@@ -1,4 +1,5 @@
 // Borrowed.cpp: PyTorch's CPU kernels run on device memory, with shapes from the Meta kernels.
+// LITERALINCLUDE START: BORROWED_BORROWED_INCLUDES
 #include "Borrowed.h"
 
 #include <ATen/ops/empty.h>
@@ -20,6 +21,7 @@
 #include "Fallback.h"
 #include "Minimal.h"
 #include "Operand.h"
+// LITERALINCLUDE END: BORROWED_BORROWED_INCLUDES
 
 namespace at::native::openreg {
 
@@ -57,11 +59,14 @@ class Captured {
 };
 // LITERALINCLUDE END: BORROWED_CAPTURE
 
+// LITERALINCLUDE START: BORROWED_TO_META
 at::Tensor to_meta(const at::Tensor& t) {
   if (!t.defined() || !t.is_privateuseone()) return t;
   return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
 }
+// LITERALINCLUDE END: BORROWED_TO_META
 
+// LITERALINCLUDE START: BORROWED_META_KEY
 // ---- the Meta cache ----
 // Meta kernels written in Python (relu, addmm, convolution, ...) cost 100-300
 // us a call. A model repeats the same shapes every step, so the plans are
@@ -70,6 +75,8 @@ struct MetaKey {
   c10::SmallVector<int64_t, 48> words;
   bool operator==(const MetaKey& o) const { return words == o.words; }
 };
+// LITERALINCLUDE END: BORROWED_META_KEY
+// LITERALINCLUDE START: BORROWED_DEF_META_KEY_HASH
 struct MetaKeyHash {
   size_t operator()(const MetaKey& k) const {
     size_t h = 1469598103934665603ull;
@@ -77,7 +84,9 @@ struct MetaKeyHash {
     return h;
   }
 };
+// LITERALINCLUDE END: BORROWED_DEF_META_KEY_HASH
 
+// LITERALINCLUDE START: BORROWED_ENCODE
 void encode(const at::Tensor& t, MetaKey& k) {
   auto& w = k.words;
   if (!t.defined()) {
@@ -91,6 +100,7 @@ void encode(const at::Tensor& t, MetaKey& k) {
   w.append(t.strides().begin(), t.strides().end());
   if (!t.is_privateuseone()) w.push_back(t.unsafeGetTensorImpl()->is_wrapped_number());
 }
+// LITERALINCLUDE END: BORROWED_ENCODE
 
 // False when an argument's kind is not understood: then no caching.
 bool encode(const c10::IValue& v, MetaKey& k) {
@@ -130,6 +140,7 @@ bool encode(const c10::IValue& v, MetaKey& k) {
   return true;
 }
 
+// LITERALINCLUDE START: BORROWED_OPERATOR_SET
 // A set of operators, found out once each at run time. Keyed by the address of
 // the operator's schema, which the dispatcher keeps for the process's life.
 class OperatorSet {
@@ -147,14 +158,18 @@ class OperatorSet {
   std::mutex mu_;
   std::unordered_set<const c10::FunctionSchema*> ops_;
 };
+// LITERALINCLUDE END: BORROWED_OPERATOR_SET
 
+// LITERALINCLUDE START: BORROWED_SHAPES_FROM_DATA
 // Operators whose output shapes the host cannot know before the kernel runs:
 // no Meta kernel, or one that raises because the shapes depend on the data.
 OperatorSet& shapes_from_data() {
   static auto* ops = new OperatorSet();
   return *ops;
 }
+// LITERALINCLUDE END: BORROWED_SHAPES_FROM_DATA
 
+// LITERALINCLUDE START: BORROWED_OUT_VARIANT
 // The .out overload a functional operator writes into, if it has one whose
 // extra arguments are exactly its returns.
 std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema) {
@@ -173,6 +188,7 @@ std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema
   }
   return out;
 }
+// LITERALINCLUDE END: BORROWED_OUT_VARIANT
 
 // Collects warnings, to re-emit them only if the attempt that raised them stands.
 struct WarningBuffer final : c10::WarningHandler {
@@ -180,6 +196,7 @@ struct WarningBuffer final : c10::WarningHandler {
   void process(const c10::Warning& warning) override { warnings.push_back(warning); }
 };
 
+// LITERALINCLUDE START: BORROWED_OUT_FITS
 // Whether `out` writes results of the functional shapes. Some do not: with a
 // reduction, mse_loss.out is elementwise. Checked on Meta tensors with empty
 // outputs, which the overload resizes (silently) to what it would write.
@@ -208,20 +225,26 @@ bool out_fits(const c10::OperatorHandle& out, const torch::jit::Stack& args,
   }
   return true;
 }
+// LITERALINCLUDE END: BORROWED_OUT_FITS
 
+// LITERALINCLUDE START: BORROWED_BORROWING_DISABLED
 // OPENREG_NO_BORROWED=1 sends every borrowed operator to the CPU fallback:
 // a switch for bisecting a suspected kernel, and for measuring the fallback.
 bool borrowing_disabled() {
   static const bool disabled = c10::openreg::env_flag("OPENREG_NO_BORROWED");
   return disabled;
 }
+// LITERALINCLUDE END: BORROWED_BORROWING_DISABLED
 
+// LITERALINCLUDE START: BORROWED_STREAM_CAPTURING
 bool stream_capturing() {
   int capturing = 0;
   OPENREG_CHECK(orStreamIsCapturing(c10::openreg::getCurrentOpenRegStream().stream(), &capturing));
   return capturing != 0;
 }
+// LITERALINCLUDE END: BORROWED_STREAM_CAPTURING
 
+// LITERALINCLUDE START: BORROWED_WRITTEN_ARGUMENTS
 // The returns that are arguments (in-place and out= results): the argument's
 // index, or -1 for a new result.
 std::vector<int> written_arguments(const c10::FunctionSchema& schema) {
@@ -240,6 +263,7 @@ std::vector<int> written_arguments(const c10::FunctionSchema& schema) {
   }
   return written;
 }
+// LITERALINCLUDE END: BORROWED_WRITTEN_ARGUMENTS
 // LITERALINCLUDE START: BORROWED_PLAN_TYPE
 // What the host knows about a call before launching it: the results'
 // metadata (from the Meta kernel, checked once against the CPU kernel), which
@@ -257,17 +281,23 @@ struct Plan {
 // LITERALINCLUDE END: BORROWED_PLAN_TYPE
 
 std::mutex meta_cache_mu;
+// LITERALINCLUDE START: BORROWED_META_CACHE
 std::unordered_map<MetaKey, std::shared_ptr<const Plan>, MetaKeyHash>& meta_cache() {
   static auto* cache = new std::unordered_map<MetaKey, std::shared_ptr<const Plan>, MetaKeyHash>();
   return *cache;
 }
+// LITERALINCLUDE END: BORROWED_META_CACHE
+// LITERALINCLUDE START: BORROWED_K_META_CACHE_LIMIT
 constexpr size_t kMetaCacheLimit = 8192;
+// LITERALINCLUDE END: BORROWED_K_META_CACHE_LIMIT
 
+// LITERALINCLUDE START: BORROWED_REMEMBER
 void remember(MetaKey key, std::shared_ptr<const Plan> plan) {
   std::lock_guard<std::mutex> lock(meta_cache_mu);
   if (meta_cache().size() >= kMetaCacheLimit) meta_cache().clear();
   meta_cache()[std::move(key)] = std::move(plan);
 }
+// LITERALINCLUDE END: BORROWED_REMEMBER
 // LITERALINCLUDE START: BORROWED_STEP_PLAN
 // Step 1, on the host: the plan for this call. From the cache when the same
 // operator met arguments of the same metadata before; else the Meta kernel
@@ -341,11 +371,13 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
 }
 // LITERALINCLUDE END: BORROWED_STEP_PLAN
 
+// LITERALINCLUDE START: BORROWED_ALLOCATE_LIKE
 at::Tensor allocate_like(const at::Tensor& meta, c10::Device device) {
   if (!meta.defined()) return meta;  // an output not asked for
   return empty_strided(meta.sizes(), meta.strides(), meta.scalar_type(), std::nullopt, device,
                        std::nullopt);
 }
+// LITERALINCLUDE END: BORROWED_ALLOCATE_LIKE
 
 // LITERALINCLUDE START: BORROWED_STEP_BIND
 // Step 2, on the host: the results. In-place and out= results are their

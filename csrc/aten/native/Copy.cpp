@@ -1,4 +1,5 @@
 // Copy.cpp: copies between CPU and openreg, within a device and across devices.
+// LITERALINCLUDE START: COPY_INCLUDES
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
@@ -8,15 +9,16 @@
 #include "../../runtime/OpenRegStorage.h"
 #include "../../runtime/OpenRegStream.h"
 #include "Minimal.h"
+// LITERALINCLUDE END: COPY_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
+// LITERALINCLUDE START: COPY_HELPERS
 using c10::openreg::getCurrentOpenRegStream;
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: COPY_BYTES_MATCH
 // Same dtype, sizes and strides, a dense block, and the same conjugate and
 // negative bits: one memcpy suffices. A conjugate view (x.conj()) holds x's
 // bytes; copying them into a tensor without the bit would drop the conjugation.
@@ -31,7 +33,6 @@ bool bytes_match(const at::Tensor& a, const at::Tensor& b) {
 bool plain_dense(const at::Tensor& t) {
   return t.is_non_overlapping_and_dense() && !t.is_conj() && !t.is_neg();
 }
-// LITERALINCLUDE END: COPY_BYTES_MATCH
 
 size_t block_bytes(const at::Tensor& t) { return t.numel() * t.element_size(); }
 
@@ -41,6 +42,7 @@ at::Tensor dense_like(const at::Tensor& t, c10::Device device, c10::ScalarType d
   if (t.is_non_overlapping_and_dense()) return at::empty_strided(t.sizes(), t.strides(), options);
   return at::empty(t.sizes(), options);
 }
+// LITERALINCLUDE END: COPY_HELPERS
 
 // On-device conversion of dtype and layout: PyTorch's CPU copy kernel on kernel views.
 // LITERALINCLUDE START: COPY_ON_DEVICE_KERNEL
@@ -52,6 +54,7 @@ void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
 }
 // LITERALINCLUDE END: COPY_ON_DEVICE_KERNEL
 
+// LITERALINCLUDE START: COPY_MEMCPY_ON_STREAM
 void memcpy_on_stream(void* dst, const void* src, size_t bytes, orMemcpyKind kind) {
   orStream_t stream = getCurrentOpenRegStream().stream();
   OPENREG_CHECK(orMemcpyAsync(dst, src, bytes, kind, stream));
@@ -59,6 +62,7 @@ void memcpy_on_stream(void* dst, const void* src, size_t bytes, orMemcpyKind kin
     OPENREG_CHECK(orStreamSynchronize(stream));  // the host reads the result next
   }
 }
+// LITERALINCLUDE END: COPY_MEMCPY_ON_STREAM
 
 // LITERALINCLUDE START: COPY_NON_BLOCKING
 // A non_blocking copy between pinned host memory and the device returns at
@@ -80,6 +84,7 @@ bool try_copy_non_blocking(const at::Tensor& dst, const at::Tensor& src) {
 }
 // LITERALINCLUDE END: COPY_NON_BLOCKING
 
+// LITERALINCLUDE START: COPY_HOST_TO_DEVICE
 void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src) {
   c10::DeviceGuard guard(dst.device());
   if (bytes_match(dst, src)) {
@@ -100,7 +105,9 @@ void copy_host_to_device(const at::Tensor& dst, const at::Tensor& src) {
                    orMemcpyHostToDevice);
   copy_on_device(dst, on_device);
 }
+// LITERALINCLUDE END: COPY_HOST_TO_DEVICE
 
+// LITERALINCLUDE START: COPY_DEVICE_TO_HOST
 void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
   c10::DeviceGuard guard(src.device());
   if (bytes_match(src, dst)) {
@@ -118,7 +125,9 @@ void copy_device_to_host(const at::Tensor& dst, const at::Tensor& src) {
                    orMemcpyDeviceToHost);
   dst.copy_(staging);
 }
+// LITERALINCLUDE END: COPY_DEVICE_TO_HOST
 
+// LITERALINCLUDE START: COPY_ACROSS_DEVICES
 // Peer copy: the destination's stream waits for the source's work, and the
 // source's stream waits for the copy, so neither side reuses memory too early.
 void copy_across_devices(const at::Tensor& dst, const at::Tensor& src) {
@@ -146,6 +155,7 @@ void copy_across_devices(const at::Tensor& dst, const at::Tensor& src) {
   copied.block(src_stream.unwrap());
   if (!landing.is_same(dst)) copy_on_device(dst, landing);
 }
+// LITERALINCLUDE END: COPY_ACROSS_DEVICES
 }  // namespace
 
 // LITERALINCLUDE START: COPY_FROM

@@ -1,4 +1,5 @@
 // Fallback.cpp: the global CPU fallback, counted, warned about once per op, and refusable.
+// LITERALINCLUDE START: FALLBACK_FALLBACK_INCLUDES
 #include "Fallback.h"
 
 #include <ATen/native/CPUFallback.h>
@@ -10,9 +11,11 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+// LITERALINCLUDE END: FALLBACK_FALLBACK_INCLUDES
 
 namespace at::native::openreg {
 
+// LITERALINCLUDE START: FALLBACK_CHECK_SAME_DEVICE
 std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,
                                              const torch::jit::Stack& stack) {
   const auto& schema = op.schema();
@@ -22,23 +25,31 @@ std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,
   }
   return devices.check(schema.name());
 }
+// LITERALINCLUDE END: FALLBACK_CHECK_SAME_DEVICE
 
 namespace {
+// LITERALINCLUDE START: FALLBACK_STRICT_MODE
 bool strict_mode() {
   static const bool strict = c10::openreg::env_flag("OPENREG_STRICT_FALLBACK");
   return strict;
 }
+// LITERALINCLUDE END: FALLBACK_STRICT_MODE
 
 std::mutex counts_mu;
+// LITERALINCLUDE START: FALLBACK_COUNTS
 std::map<std::string, int64_t>& counts() {
   static auto* c = new std::map<std::string, int64_t>();
   return *c;
 }
+// LITERALINCLUDE END: FALLBACK_COUNTS
+// LITERALINCLUDE START: FALLBACK_WARNED
 std::set<std::string>& warned() {
   static auto* w = new std::set<std::string>();
   return *w;
 }
+// LITERALINCLUDE END: FALLBACK_WARNED
 
+// LITERALINCLUDE START: FALLBACK_HOLDS_TENSORS
 // Tensor, Tensor?, Tensor[] and Tensor?[]: the arguments a fallback copies.
 bool holds_tensors(const c10::TypePtr& type) {
   switch (type->kind()) {
@@ -48,11 +59,14 @@ bool holds_tensors(const c10::TypePtr& type) {
     default: return false;
   }
 }
+// LITERALINCLUDE END: FALLBACK_HOLDS_TENSORS
 
+// LITERALINCLUDE START: FALLBACK_DISPLAY_NAME
 std::string display_name(const c10::FunctionSchema& schema) {
   return schema.overload_name().empty() ? schema.name()
                                         : schema.name() + "." + schema.overload_name();
 }
+// LITERALINCLUDE END: FALLBACK_DISPLAY_NAME
 }  // namespace
 
 // LITERALINCLUDE START: FALLBACK_DENY_KINDS

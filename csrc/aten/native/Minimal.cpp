@@ -1,4 +1,5 @@
 // Minimal.cpp: tensor creation, views, resizing and storage plumbing for openreg.
+// LITERALINCLUDE START: MINIMAL_MINIMAL_INCLUDES
 #include "Minimal.h"
 
 #include <ATen/EmptyTensor.h>
@@ -12,19 +13,25 @@
 #include "../../runtime/OpenRegException.h"
 #include "../../runtime/OpenRegHooks.h"
 #include "../../runtime/OpenRegStream.h"
+// LITERALINCLUDE END: MINIMAL_MINIMAL_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
+// LITERALINCLUDE START: MINIMAL_K_OPEN_REG_KEYS
 constexpr c10::DispatchKeySet kOpenRegKeys{c10::DispatchKey::PrivateUse1};
+// LITERALINCLUDE END: MINIMAL_K_OPEN_REG_KEYS
 
+// LITERALINCLUDE START: MINIMAL_CHECK_FACTORY_OPTIONS
 void check_factory_options(std::optional<c10::Layout> layout, std::optional<bool> pin_memory) {
   TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
               "openreg supports only strided tensors, got layout ", c10::layout_or_default(layout));
   TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory),
               "only CPU tensors can be pinned, not openreg tensors");
 }
+// LITERALINCLUDE END: MINIMAL_CHECK_FACTORY_OPTIONS
 
+// LITERALINCLUDE START: MINIMAL_ENSURE_STORAGE_FITS
 // Grows the storage when the tensor's new geometry needs more bytes.
 void ensure_storage_fits(const at::Tensor& self) {
   auto* impl = self.unsafeGetTensorImpl();
@@ -35,6 +42,7 @@ void ensure_storage_fits(const at::Tensor& self) {
     c10::openreg::resize_storage_bytes(impl->storage(), needed);
   }
 }
+// LITERALINCLUDE END: MINIMAL_ENSURE_STORAGE_FITS
 }  // namespace
 
 // LITERALINCLUDE START: MINIMAL_EMPTY_MEMORY_FORMAT
@@ -57,6 +65,7 @@ at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Devi
                                    std::nullopt);
 }
 
+// LITERALINCLUDE START: MINIMAL_EMPTY_STRIDED
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                          std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
                          std::optional<c10::Device> device, std::optional<bool> pin_memory) {
@@ -65,6 +74,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
   return at::detail::empty_strided_generic(size, stride, c10::openreg::device_allocator(),
                                            kOpenRegKeys, c10::dtype_or_default(dtype));
 }
+// LITERALINCLUDE END: MINIMAL_EMPTY_STRIDED
 
 // LITERALINCLUDE START: MINIMAL_VIEWS
 at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride,

@@ -1,4 +1,5 @@
 // Random.cpp: every random operator, drawing from the openreg generator.
+// LITERALINCLUDE START: RANDOM_RANDOM_INCLUDES
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>
 #include <ATen/core/DistributionsHelper.h>
@@ -21,6 +22,7 @@
 #include "Native.h"
 #include "Operand.h"
 #include "Random.h"
+// LITERALINCLUDE END: RANDOM_RANDOM_INCLUDES
 
 namespace at::native::openreg {
 
@@ -56,6 +58,7 @@ struct Philox {
 };
 // LITERALINCLUDE END: RANDOM_PHILOX
 
+// LITERALINCLUDE START: RANDOM_DRAW
 // Each element draws one block (four numbers), so element i of a launch
 // uses block `first + i`: independent of the device's timing and threads.
 struct Draw {
@@ -67,6 +70,7 @@ struct Draw {
     return ((uint64_t(a) << 21) ^ (b >> 11)) * 0x1.0p-53;
   }
 };
+// LITERALINCLUDE END: RANDOM_DRAW
 
 // LITERALINCLUDE START: RANDOM_RESERVE
 // Reserves `numel` blocks of the generator's stream, on the host, in launch
@@ -93,6 +97,7 @@ Draw reserve(const at::Tensor& self, std::optional<at::Generator> gen) {
 // Runs fill(value_ref, i) for every element of `self` inside a kernel. Works
 // on a contiguous view, copied back when `self` is strided.
 template <class Fill>
+// LITERALINCLUDE START: RANDOM_LAUNCH_FILL
 at::Tensor& launch_fill(at::Tensor& self, Fill fill) {
   if (self.numel() == 0) return self;
   c10::DeviceGuard guard(self.device());
@@ -104,11 +109,14 @@ at::Tensor& launch_fill(at::Tensor& self, Fill fill) {
   });
   return self;
 }
+// LITERALINCLUDE END: RANDOM_LAUNCH_FILL
 
+// LITERALINCLUDE START: RANDOM_CHECK_FLOATING
 void check_floating(const at::Tensor& self, const char* op) {
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, " expects a floating point tensor, got ",
               self.scalar_type());
 }
+// LITERALINCLUDE END: RANDOM_CHECK_FLOATING
 }  // namespace
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {

@@ -1,4 +1,5 @@
 // Recurrent.cpp: fused LSTM and GRU cells (forward and backward), one kernel launch each.
+// LITERALINCLUDE START: RECURRENT_RECURRENT_INCLUDES
 #include "Recurrent.h"
 
 #include <ATen/ops/cat.h>
@@ -12,6 +13,7 @@
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "Operand.h"
+// LITERALINCLUDE END: RECURRENT_RECURRENT_INCLUDES
 
 namespace at::native::openreg {
 
@@ -19,12 +21,15 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
+// LITERALINCLUDE START: RECURRENT_MAYBE
 // An optional device tensor as a kernel captures it.
 std::optional<KernelTensor> maybe(const std::optional<at::Tensor>& t) {
   if (!t.has_value() || !t->defined()) return std::nullopt;
   return KernelTensor(*t);
 }
+// LITERALINCLUDE END: RECURRENT_MAYBE
 
+// LITERALINCLUDE START: RECURRENT_CHECK_CELL
 void check_cell(const char* op, const at::Tensor& input_gates, const at::Tensor& hidden_gates,
                 const at::Tensor& state, int64_t gates) {
   common_device(op, {input_gates, hidden_gates, state});
@@ -37,6 +42,7 @@ void check_cell(const char* op, const at::Tensor& input_gates, const at::Tensor&
               op, ": the state must be [batch, hidden] = [", input_gates.size(0), ", ",
               input_gates.size(1) / gates, "], got ", state.sizes());
 }
+// LITERALINCLUDE END: RECURRENT_CHECK_CELL
 }  // namespace
 
 // LITERALINCLUDE START: RECURRENT_LSTM_FORWARD

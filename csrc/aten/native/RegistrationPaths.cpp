@@ -1,4 +1,5 @@
 // RegistrationPaths.cpp: a stub kernel, custom operators with autograd, an autograd override, a composite override.
+// LITERALINCLUDE START: AUTOGRAD_REGISTRATION_PATHS_INCLUDES
 #include "RegistrationPaths.h"
 
 #include <ATen/TensorOperators.h>
@@ -15,6 +16,7 @@
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "../../runtime/OpenRegStream.h"
+// LITERALINCLUDE END: AUTOGRAD_REGISTRATION_PATHS_INCLUDES
 
 namespace at::native::openreg {
 

@@ -2,14 +2,18 @@
 #ifndef OPENREG_H
 #define OPENREG_H
 
+// LITERALINCLUDE START: DRIVER_OPENREG_INCLUDES
 #include <stddef.h>
 #include <stdint.h>
+// LITERALINCLUDE END: DRIVER_OPENREG_INCLUDES
 
+// LITERALINCLUDE START: DRIVER_OR_API
 #if defined(_WIN32)
 #define OR_API __declspec(dllexport)
 #else
 #define OR_API __attribute__((visibility("default")))
 #endif
+// LITERALINCLUDE END: DRIVER_OR_API
 
 #ifdef __cplusplus
 extern "C" {

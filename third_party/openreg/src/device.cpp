@@ -1,4 +1,5 @@
 // device.cpp: configuration, device selection, properties and error strings.
+// LITERALINCLUDE START: DRIVER_DEVICE_INCLUDES
 #include "internal.h"
 
 #include <malloc.h>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+// LITERALINCLUDE END: DRIVER_DEVICE_INCLUDES
 
 namespace openreg {
 
@@ -107,10 +109,12 @@ orError_t check_not_forked() {
 }
 // LITERALINCLUDE END: DRIVER_FORK_GUARD
 
+// LITERALINCLUDE START: DRIVER_FAIL
 orError_t fail(orError_t code, const std::string& detail) {
   last_detail = detail;
   return code;
 }
+// LITERALINCLUDE END: DRIVER_FAIL
 
 const char* last_error_detail() { return last_detail.c_str(); }
 

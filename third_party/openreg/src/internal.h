@@ -1,6 +1,7 @@
 // internal.h: state shared by the driver's translation units (never installed).
 #pragma once
 
+// LITERALINCLUDE START: DRIVER_INTERNAL_INCLUDES
 #include "openreg.h"
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+// LITERALINCLUDE END: DRIVER_INTERNAL_INCLUDES
 
 namespace openreg {
 

@@ -1,4 +1,5 @@
 // memory.cpp: device memory the host cannot touch, pinned host memory, pointer attributes.
+// LITERALINCLUDE START: DRIVER_MEMORY_INCLUDES
 #include "internal.h"
 
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+// LITERALINCLUDE END: DRIVER_MEMORY_INCLUDES
 
 namespace openreg {
 

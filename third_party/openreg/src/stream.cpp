@@ -1,4 +1,5 @@
 // stream.cpp: in-order streams run by worker threads, events, launches and copies.
+// LITERALINCLUDE START: DRIVER_STREAM_INCLUDES
 #include "internal.h"
 
 #include <chrono>
@@ -7,38 +8,49 @@
 #include <utility>
 #include <unordered_set>
 #include <algorithm>
+// LITERALINCLUDE END: DRIVER_STREAM_INCLUDES
 
+// LITERALINCLUDE START: DRIVER_OPENREG_PAUSE
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define OPENREG_PAUSE() _mm_pause()
 #else
 #define OPENREG_PAUSE() std::this_thread::yield()
 #endif
+// LITERALINCLUDE END: DRIVER_OPENREG_PAUSE
 
 namespace openreg {
 
 namespace {
+// LITERALINCLUDE START: DRIVER_CLOCK
 using Clock = std::chrono::steady_clock;
+// LITERALINCLUDE END: DRIVER_CLOCK
 
+// LITERALINCLUDE START: DRIVER_K_SPIN
 // A worker that just finished spins this long before sleeping, and a waiter
 // spins this long before blocking: wake-ups through the kernel cost tens of
 // microseconds, which would dominate small kernels.
 constexpr auto kSpin = std::chrono::microseconds(50);
+// LITERALINCLUDE END: DRIVER_K_SPIN
 
 thread_local bool in_kernel = false;
 thread_local orStream_t running_stream = nullptr;
 
+// LITERALINCLUDE START: DRIVER_DEF_DEVICE_STREAMS
 struct DeviceStreams {
   std::once_flag once;
   orStream_t default_stream = nullptr;
   std::mutex mu;
   std::vector<orStream_t> streams;  // every live stream of the device
 };
+// LITERALINCLUDE END: DRIVER_DEF_DEVICE_STREAMS
 
+// LITERALINCLUDE START: DRIVER_DEVICE_STREAMS
 std::vector<DeviceStreams>& device_streams() {
   static auto* all = new std::vector<DeviceStreams>(config().device_count);
   return *all;
 }
+// LITERALINCLUDE END: DRIVER_DEVICE_STREAMS
 
 // LITERALINCLUDE START: DRIVER_STREAM_WORKER
 void run_task(const Task& task) {
@@ -92,6 +104,7 @@ void run_worker(orStream_t s) {
 }
 // LITERALINCLUDE END: DRIVER_STREAM_WORKER
 
+// LITERALINCLUDE START: DRIVER_CREATE_STREAM
 orStream_t create_stream(int device, int priority, bool is_default) {
   mark_started();
   auto* s = new orStream_st();
@@ -104,6 +117,7 @@ orStream_t create_stream(int device, int priority, bool is_default) {
   ds.streams.push_back(s);
   return s;
 }
+// LITERALINCLUDE END: DRIVER_CREATE_STREAM
 
 // ---- task payloads ----
 struct CopyArgs {
@@ -199,16 +213,21 @@ orError_t prepare_copy(void*& dst, const void*& src, size_t count, orMemcpyKind 
 }
 }  // namespace
 
+// LITERALINCLUDE START: DRIVER_DEFAULT_STREAM
 orStream_t default_stream(int device) {
   auto& ds = device_streams()[device];
   std::call_once(ds.once, [&] { ds.default_stream = create_stream(device, 0, true); });
   return ds.default_stream;
 }
+// LITERALINCLUDE END: DRIVER_DEFAULT_STREAM
 
+// LITERALINCLUDE START: DRIVER_RESOLVE_STREAM
 orStream_t resolve_stream(orStream_t stream) {
   return stream != nullptr ? stream : default_stream(current_device());
 }
+// LITERALINCLUDE END: DRIVER_RESOLVE_STREAM
 
+// LITERALINCLUDE START: DRIVER_SUBMIT
 uint64_t submit(orStream_t s, Task t) {
   uint64_t ticket;
   bool wake;
@@ -227,7 +246,9 @@ uint64_t submit(orStream_t s, Task t) {
   if (config().launch_blocking && running_stream != s) wait_for(s, ticket);
   return ticket;
 }
+// LITERALINCLUDE END: DRIVER_SUBMIT
 
+// LITERALINCLUDE START: DRIVER_WAIT_FOR
 void wait_for(orStream_t s, uint64_t ticket) {
   auto spin_until = Clock::now() + kSpin;
   for (unsigned i = 1; s->completed.load(std::memory_order_acquire) < ticket; ++i) {
@@ -241,18 +262,24 @@ void wait_for(orStream_t s, uint64_t ticket) {
     OPENREG_PAUSE();
   }
 }
+// LITERALINCLUDE END: DRIVER_WAIT_FOR
 
+// LITERALINCLUDE START: DRIVER_IS_CAPTURING
 bool is_capturing(orStream_t s) {
   std::lock_guard<std::mutex> lock(s->mu);
   return s->capture != nullptr;
 }
+// LITERALINCLUDE END: DRIVER_IS_CAPTURING
 
+// LITERALINCLUDE START: DRIVER_REFUSE_IF_CAPTURING
 orError_t refuse_if_capturing(orStream_t s, const char* what) {
   if (!is_capturing(s)) return ok();
   return fail(orErrorNotPermitted, std::string(what) + " is not permitted while the stream is "
                                        "capturing a graph: it would wait for work that never runs");
 }
+// LITERALINCLUDE END: DRIVER_REFUSE_IF_CAPTURING
 
+// LITERALINCLUDE START: DRIVER_TAKE_STREAM_ERROR
 orError_t take_stream_error(orStream_t s) {
   if (!s->failed.load(std::memory_order_acquire)) return ok();
   std::string message;
@@ -263,6 +290,7 @@ orError_t take_stream_error(orStream_t s) {
   }
   return fail(orErrorLaunchFailure, message);
 }
+// LITERALINCLUDE END: DRIVER_TAKE_STREAM_ERROR
 
 orError_t synchronize_device(int device) {
   std::vector<orStream_t> streams;
@@ -577,6 +605,7 @@ orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr) {
 }
 // LITERALINCLUDE END: DRIVER_KERNEL_POINTER
 
+// LITERALINCLUDE START: DRIVER_OR_KERNEL_FAIL
 orError_t orKernelFail(const char* message) {
   if (running_stream == nullptr) return fail(orErrorNotPermitted, "orKernelFail outside a kernel");
   std::lock_guard<std::mutex> lock(running_stream->mu);
@@ -586,6 +615,7 @@ orError_t orKernelFail(const char* message) {
   }
   return ok();
 }
+// LITERALINCLUDE END: DRIVER_OR_KERNEL_FAIL
 
 orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind kind,
                         orStream_t stream) {
@@ -651,9 +681,11 @@ orError_t orMemset(void* dev_ptr, int value, size_t count) {
 // ---- graphs ----
 
 namespace {
+// LITERALINCLUDE START: DRIVER_RUN_GRAPH
 void run_graph(void* p) {
   for (const Task& node : static_cast<orGraph_t>(p)->nodes) run_task(node);
 }
+// LITERALINCLUDE END: DRIVER_RUN_GRAPH
 }  // namespace
 
 extern "C" {

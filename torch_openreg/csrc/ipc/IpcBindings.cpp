@@ -1,10 +1,12 @@
 // IpcBindings.cpp: torch.openreg.sharing's calls into the IPC runtime (share, open, release, collect).
+// LITERALINCLUDE START: IPC_IPC_BINDINGS_INCLUDES
 #include "../Bindings.h"
 
 #include <ATen/ops/empty.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <ipc/OpenRegIpc.h>
+// LITERALINCLUDE END: IPC_IPC_BINDINGS_INCLUDES
 
 namespace torch_openreg {
 namespace {
