@@ -22,26 +22,27 @@ cmake --build build/tsan --parallel "$JOBS" --target openreg_driver_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 handle_segv=0" build/tsan/bin/openreg_driver_tests
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer: driver and backend"
-PKG=$PWD/build/asan/pkg
-mkdir -p "$PKG/torch_openreg"
-configure build/asan "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g" \
-  -DOPENREG_LIB_DIR="$PKG/torch_openreg/lib" \
-  -DOPENREG_EXT_PATH="$PKG/torch_openreg/$("$PYTHON" -c 'import sysconfig; print("_C" + sysconfig.get_config_var("EXT_SUFFIX"))')"
-cmake --build build/asan --parallel "$JOBS"
-ASAN_OPTIONS="detect_leaks=0:handle_segv=0" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" build/asan/bin/openreg_driver_tests
-# The Python package next to the instrumented libraries; PYTHONPATH puts it ahead of the
-# editable install, and torch's autoload imports this copy.
-for f in $(cd torch_openreg && find . -name '*.py'); do
-  mkdir -p "$PKG/torch_openreg/$(dirname "$f")"
-  ln -sf "$PWD/torch_openreg/$f" "$PKG/torch_openreg/$f"
-done
+# A copy of the tracked sources, built in place with the sanitizers: the tests run from that
+# copy, so every `import torch_openreg` (autoload, subprocesses started in the repository root)
+# finds the instrumented libraries, never the normal build of this checkout.
+SRC=$PWD/build/asan/src
+rm -rf "$SRC" && mkdir -p "$SRC"
+git ls-files -z | xargs -0 cp --parents -t "$SRC"
+EXT="_C$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
+(cd "$SRC" && configure ../build "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g" \
+  -DOPENREG_LIB_DIR="$SRC/torch_openreg/lib" -DOPENREG_EXT_PATH="$SRC/torch_openreg/$EXT")
+cmake --build build/asan/build --parallel "$JOBS"
 # (handle_segv=0: tests provoke SIGSEGV on purpose, a host read of device memory.)
+ASAN_OPTIONS="detect_leaks=0:handle_segv=0" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" build/asan/build/bin/openreg_driver_tests
 # Python itself is not instrumented: preload the runtimes; Python's own allocations are not
 # ours to report (detect_leaks=0). Any ASan or UBSan report aborts the test that caused it.
+cd "$SRC"
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allow_user_segv_handler=1:handle_segv=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-export PYTHONPATH="$PKG${PYTHONPATH:+:$PYTHONPATH}"
-export OPENREG_SANITIZED=1
-"$PYTHON" -c "import torch, torch_openreg; assert torch_openreg.__file__.startswith('$PKG'), torch_openreg.__file__; print('instrumented backend:', torch_openreg.__file__)"
-"$PYTHON" -m pytest -q -p no:cacheprovider "${@:-tests}"
+export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
+"$PYTHON" -c "import torch, torch_openreg; assert torch_openreg.__file__.startswith('$SRC'), torch_openreg.__file__; print('instrumented backend:', torch_openreg.__file__)"
+# Default: every test; the driver's binary already ran above, instrumented, so its wrapper
+# test (which looks for the normal build's binary) is left out.
+if (($#)); then args=("$@"); else args=(tests --deselect tests/test_driver.py::test_driver_binary_passes); fi
+"$PYTHON" -m pytest -q -p no:cacheprovider "${args[@]}"

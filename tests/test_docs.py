@@ -35,9 +35,8 @@ def site():
 
 
 def test_site_builds_without_warnings(site):
-    chapters = ["index", "overview", "build", "autoload", "device", "memory", "hooks",
-                "minimal-operators", "device-kernels", "streams", "random-numbers", "lifecycle",
-                "accelerator", "tools", "where-to-add"]
+    chapters = sorted(page.stem for page in (ROOT / "docs").glob("*.md"))
+    assert len(chapters) > 25 and "opinfo-report" in {p.stem for p in site.glob("*.html")}
     for chapter in chapters:
         assert (site / f"{chapter}.html").exists(), chapter
 
