@@ -21,9 +21,7 @@ from torch_openreg._inductor.runtime import openreg_kernel
 aten = torch.ops.aten
 inductor_ops = torch.ops.inductor
 _quantized = torch.ops._quantized
-# LITERALINCLUDE START: COMPILE_ASSERT_SIZE_STRIDE
 assert_size_stride = torch._C._dynamo.guards.assert_size_stride
-# LITERALINCLUDE END: COMPILE_ASSERT_SIZE_STRIDE
 assert_alignment = torch._C._dynamo.guards.assert_alignment
 empty_strided_cpu = torch._C._dynamo.guards._empty_strided_cpu
 empty_strided_cpu_pinned = torch._C._dynamo.guards._empty_strided_cpu_pinned
@@ -32,9 +30,7 @@ empty_strided_xpu = torch._C._dynamo.guards._empty_strided_xpu
 empty_strided_mtia = torch._C._dynamo.guards._empty_strided_mtia
 reinterpret_tensor = torch._C._dynamo.guards._reinterpret_tensor
 alloc_from_pool = torch.ops.inductor._alloc_from_pool
-# LITERALINCLUDE START: COMPILE_ASYNC_COMPILE
 async_compile = AsyncCompile()
-# LITERALINCLUDE END: COMPILE_ASYNC_COMPILE
 empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
 
 
@@ -199,12 +195,8 @@ class Runner:
         return (buf4, )
     # LITERALINCLUDE END: COMPILE_GENERATED_CALL
 
-# LITERALINCLUDE START: COMPILE_RUNNER
 runner = Runner(partitions=[])
-# LITERALINCLUDE END: COMPILE_RUNNER
-# LITERALINCLUDE START: COMPILE_CALL
 call = runner.call
-# LITERALINCLUDE END: COMPILE_CALL
 recursively_apply_fns = runner.recursively_apply_fns
 
 
