@@ -60,6 +60,9 @@ def test_exit_right_after_a_thread_stopped_queueing():
 def test_keyboard_interrupt_during_synchronize():
     result = run("""
         import os, signal, threading, time, torch
+        # A shell that starts a job in the background ignores SIGINT for it; restore Python's
+        # handler so that Ctrl-C (here: SIGINT from a timer) raises KeyboardInterrupt.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         x = torch.ones(1024, device="openreg")
         with torch.openreg.faults.stream_delay(50_000):     # 50 ms per task: a slow device
             for _ in range(20):

@@ -9,6 +9,7 @@
 #include <torch/library.h>
 
 #include "../../runtime/OpenRegLaunch.h"
+#include "../../runtime/OpenRegStorage.h"
 #include "Minimal.h"
 
 namespace at::native::openreg {
@@ -41,6 +42,7 @@ constexpr int64_t kRawKernelMaxNumel = 32768;  // beyond this, PyTorch's vectori
 
 at::Tensor relu(const at::Tensor& self) {
   TORCH_CHECK(self.scalar_type() != at::kBool, "Boolean inputs not supported for relu");
+  c10::openreg::check_storage_fits(self);  // a shrunk storage: PyTorch's usual error
   c10::DeviceGuard guard(self.device());
   at::Tensor out = empty_openreg(self.sizes(), self.scalar_type(), self.device());
   if (out.numel() == 0) return out;

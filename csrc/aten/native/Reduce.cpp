@@ -10,6 +10,7 @@
 #include <torch/library.h>
 
 #include "../../runtime/OpenRegLaunch.h"
+#include "../../runtime/OpenRegStorage.h"
 #include "Minimal.h"
 
 namespace at::native::openreg {
@@ -45,6 +46,7 @@ struct RawSumKernel {
 constexpr int64_t kRawKernelMaxNumel = 32768;  // beyond this, PyTorch's parallel reduction wins
 
 at::Tensor sum(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
+  c10::openreg::check_storage_fits(self);  // a shrunk storage: PyTorch's usual error
   c10::ScalarType t = self.scalar_type();
   bool raw = self.is_contiguous() && self.numel() > 0 && self.numel() <= kRawKernelMaxNumel &&
              (t == at::kFloat || t == at::kDouble) && (!dtype.has_value() || *dtype == t);

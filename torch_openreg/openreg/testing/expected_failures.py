@@ -38,8 +38,6 @@ EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
     ("native_batch_norm", "*", "forward"): _BORROWED_BN_SHAPES,
     ("_native_batch_norm_legit", "*", "forward"): _BORROWED_BN_SHAPES,
     ("_native_batch_norm_legit", "*", "backward"): _BORROWED_BN_SHAPES,
-    ("nn.functional.batch_norm", "float16", "forward"): _BORROWED_BN_DTYPES,
-    ("nn.functional.batch_norm", "bfloat16", "forward"): _BORROWED_BN_DTYPES,
     ("native_batch_norm", "float16", "forward"): _BORROWED_BN_DTYPES,
     ("native_batch_norm", "bfloat16", "forward"): _BORROWED_BN_DTYPES,
     ("native_layer_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
