@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import warnings
 
 import torch
 
@@ -10,7 +11,9 @@ import torch
 # LITERALINCLUDE START: EXAMPLE_SHOW
 def show(title: str, action) -> None:
     try:
-        action()
+        with warnings.catch_warnings():  # the error is the point, not the warnings before it
+            warnings.simplefilter("ignore")
+            action()
         print(f"{title}: no error")
     except Exception as e:  # print what the user would see, first line only
         print(f"{title}:\n  {type(e).__name__}: {str(e).splitlines()[0]}")
