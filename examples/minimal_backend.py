@@ -12,9 +12,11 @@ build/minimal_backend/<hash of the sources> so the guide and the tests compile i
 
 import argparse
 import hashlib
+import importlib.metadata
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -67,17 +69,36 @@ def build(src: Path, name: str) -> Path:
         shutil.rmtree(site, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation",
                         "--no-deps", "--target", str(site / "site"), str(src)],
-                       check=True, env={**os.environ, "MAX_JOBS": "1"})
+                       check=True,
+                       env={**os.environ, "MAX_JOBS": "1", "PIP_ROOT_USER_ACTION": "ignore"})
         (site / "done").write_text("")
     return site / "site"
 
 
 def fresh_python(where: Path) -> Path:
-    """A virtual environment with the system's packages (torch) but not this venv's."""
+    """A virtual environment with this Python's packages (torch and its dependencies) except
+    the ones that register a PrivateUse1 backend, such as torch_openreg itself: two such
+    backends cannot share a process. Works whether torch_openreg is installed next to torch
+    or in a virtual environment of its own."""
     base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", "--without-pip", "--system-site-packages", str(where)],
-                   check=True)
-    return where / "bin" / "python"
+    subprocess.run([base, "-m", "venv", "--without-pip", str(where)], check=True)
+    hidden = set()
+    for dist in importlib.metadata.distributions():
+        if dist.entry_points.select(group="torch.backends"):
+            hidden.update(Path(file).parts[0] for file in dist.files or ())
+    python = where / "bin" / "python"
+    target = Path(subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True, capture_output=True, text=True).stdout.strip())
+    folders = site.getsitepackages()
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    for folder in map(Path, folders):
+        for entry in sorted(folder.iterdir()) if folder.is_dir() else ():
+            link = target / entry.name
+            if entry.name not in hidden and not link.exists():
+                link.symlink_to(entry)
+    return python
 
 
 SMOKE = """
