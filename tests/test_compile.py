@@ -3,10 +3,11 @@
 Covers COMPILE_DEVICE_INTERFACE, COMPILE_LAZY_HOOKS, COMPILE_REGISTER, COMPILE_SCHEDULING,
 COMPILE_ENTRY_POINT, COMPILE_WRAPPER, COMPILE_RUNTIME_KERNEL, COMPILE_LAUNCH_* and the
 example's regions. Inductor compiles are slow on two cores: every compile here shares one
-TORCHINDUCTOR_CACHE_DIR per test session, and the heavy cases (the CNN and the transformer
-block trained compiled, max-autotune) run with
+TORCHINDUCTOR_CACHE_DIR per test session. The heaviest cases (the CNN and the transformer
+block trained compiled, max-autotune; about 50 s together on a quiet machine) can be run
+alone with
 
-    OPENREG_COMPILE_HEAVY=1 python -m pytest -q tests/test_compile.py -k heavy
+    python -m pytest -q tests/test_compile.py -k heavy
 """
 
 import os
@@ -21,9 +22,6 @@ import torch._dynamo.testing
 from conftest import ROOT, gate, run_python
 
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="openreg_inductor_"))
-
-heavy = pytest.mark.skipif(os.environ.get("OPENREG_COMPILE_HEAVY") != "1",
-                           reason="set OPENREG_COMPILE_HEAVY=1 (minutes of Inductor compiles)")
 
 
 def test_import_torch_loads_no_compiler():
@@ -143,7 +141,44 @@ def train_step(model, x, y, loss_fn):
     return loss
 
 
-@heavy
+def amp_step_breaks(device: str, dtype: torch.dtype):
+    """torch._dynamo.explain of an AMP training step on `device`: (forward's, step's) results."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10)).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler(device)
+    x = torch.randn(4, 3, 8, 8, device=device)
+    y = torch.randint(0, 10, (4,), device=device)
+
+    def forward(x, y):
+        with torch.autocast(device, dtype=dtype):
+            return nn.functional.cross_entropy(model(x), y)
+
+    def step(x, y):
+        loss = forward(x, y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        return loss
+
+    torch._dynamo.reset()
+    return torch._dynamo.explain(forward)(x, y), torch._dynamo.explain(step)(x, y)
+
+
+def test_explain_amp_training_step():
+    """The AMP step breaks only where Dynamo itself refuses to trace (GradScaler.scale, in
+    torch.amp, on Dynamo's skip list), exactly as the same step does on the CPU."""
+    forward, step = amp_step_breaks("openreg", torch.float16)
+    assert forward.graph_break_count == 0 and forward.graph_count == 1
+    reasons = [r.reason for r in step.break_reasons]
+    assert step.graph_break_count == 1 and "GradScaler.scale" in reasons[0], reasons
+    _, cpu_step = amp_step_breaks("cpu", torch.bfloat16)
+    assert [r.reason for r in cpu_step.break_reasons] == reasons
+
+
 @pytest.mark.parametrize("name", ["cnn", "transformer"])
 def test_heavy_models_train_compiled(name):
     nn = torch.nn
@@ -172,7 +207,6 @@ def test_heavy_models_train_compiled(name):
         torch.testing.assert_close(b.grad.cpu(), a.grad, atol=1e-4, rtol=1e-4)
 
 
-@heavy
 def test_heavy_max_autotune():
     f = torch.compile(lambda a, w: torch.nn.functional.layer_norm(a @ w, (24,)).relu(),
                       mode="max-autotune-no-cudagraphs")

@@ -394,6 +394,8 @@ def test_benchmark_harness_runs():
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "amp.py"), "--quick"],
                             capture_output=True, text=True, timeout=600, cwd=ROOT / "benchmarks")
     assert result.returncode == 0, result.stderr
-    for case in ("CNN, openreg bf16", "CNN, openreg fp16+scaler", "transformer, openreg bf16",
-                 "transformer, openreg fp16+scaler"):
-        assert case in result.stdout, case
+    assert "UserWarning" not in result.stderr, result.stderr  # float32 rows: autocast off
+    for model in ("CNN", "transformer"):
+        for case in ("bf16 / CPU bf16", "fp16+scaler / CPU fp16+scaler",
+                     "fp16+scaler / CPU bf16", "fp16+scaler / CPU float32"):
+            assert f"{model}, {case}" in result.stdout, (model, case)

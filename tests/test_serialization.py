@@ -125,17 +125,28 @@ class TestBackendMeta:
         assert torch.openreg.internal_format(t) == "tiled"
         assert torch.openreg.internal_format(torch.nn.Parameter(t)) == "tiled"
 
-    def test_deepcopy_rebuilds_from_the_storage_and_drops_it(self):
-        """torch 2.13's Tensor.__deepcopy__ copies the storage and makes a new tensor with
-        new_empty([]).set_(...): no TensorImpl metadata is carried, for any backend. What a
-        checkpoint carries, torch.save/torch.load does restore (the tests above)."""
+    def test_deepcopy_keeps_it(self):
+        """Tensor.__deepcopy__ (wrapped by the backend), a Parameter's deepcopy (clone), and a
+        module's: each copy owns an attribute of its own."""
         t = torch.arange(3.0, device="openreg")
         torch.openreg.set_internal_format(t, "tiled")
         c = copy.deepcopy(t)
         assert c.tolist() == t.tolist() and c.device == t.device
-        assert torch.openreg.internal_format(c) == "plain"
-        torch._utils.set_tensor_metadata(c, torch._utils.get_tensor_metadata(t))
+        assert c.untyped_storage().data_ptr() != t.untyped_storage().data_ptr()
         assert torch.openreg.internal_format(c) == "tiled"
+        torch.openreg.set_internal_format(c, "blocked")
+        assert torch.openreg.internal_format(t) == "tiled"
+        assert torch.openreg.internal_format(t.clone()) == "tiled"
+        model = torch.nn.Linear(2, 2).to("openreg")
+        torch.openreg.set_internal_format(model.weight, "blocked")
+        twin = copy.deepcopy(model)
+        assert isinstance(twin.weight, torch.nn.Parameter)
+        assert torch.openreg.internal_format(twin.weight) == "blocked"
+        assert torch.openreg.internal_format(twin.bias) == "plain"
+        assert torch.openreg.internal_format(copy.deepcopy(torch.ones(2, device="openreg"))) == "plain"
+        shared = [t, t]
+        twins = copy.deepcopy(shared)
+        assert twins[0] is twins[1]  # the memo still works through the wrapper
 
     def test_conj_and_format_together(self):
         t = torch.tensor([1 + 2j], device="openreg").conj()

@@ -94,6 +94,17 @@ def receive_arg(t, conn):
     conn.send("added")
 
 
+def record_on_a_side_stream(inbox, outbox):
+    t = inbox.get(timeout=WAIT)
+    side = torch.openreg.Stream()
+    with torch.openreg.stream(side):
+        t.add_(1)
+    t.record_stream(side)  # memory of another process: nothing to record, no error
+    del t
+    gc.collect()  # releasing the memory waits for the side stream's add_
+    outbox.put("released")
+
+
 class OpenRegRange(torch.utils.data.Dataset):
     """Item i is a tensor of three i's, made on the device by the worker."""
 
@@ -161,6 +172,35 @@ def test_memory_is_not_reused_until_every_receiver_released_it():
         assert outbox.get(timeout=WAIT) == "released"
     assert torch.openreg.ipc_collect() == 0
     assert torch.empty(n, device="openreg").data_ptr() == held
+
+
+def test_record_stream_on_shared_storages():
+    """As with CUDA, record_stream works on a shared storage in both processes."""
+    from conftest import gate
+
+    n = 1 << 18
+    t = torch.ones(n, device="openreg")
+    with children() as (ctx, start):
+        inbox, outbox = ctx.Queue(), ctx.Queue()
+        start(record_on_a_side_stream, inbox, outbox)
+        inbox.put(t)
+        assert outbox.get(timeout=WAIT) == "released"
+    assert torch.equal(t.cpu(), torch.full((n,), 2.0))  # the receiver's add_ ran first
+    # The sender's storage now wraps its block; record_stream reaches the block.
+    side = torch.openreg.Stream()
+    side.wait_stream(torch.openreg.current_stream())
+    address = t.data_ptr()
+    with gate(side):
+        with torch.openreg.stream(side):
+            y = t * 2
+        t.record_stream(side)
+        del t
+        gc.collect()
+        assert torch.openreg.ipc_collect() == 0  # every receiver released it
+        z = torch.empty(n, device="openreg")
+        assert z.data_ptr() != address  # the block waits for the side stream
+    side.synchronize()
+    assert torch.equal(y.cpu(), torch.full((n,), 4.0))
 
 
 def test_process_args_and_pipes():

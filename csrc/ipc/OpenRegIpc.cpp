@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "../runtime/OpenRegDeviceAllocator.h"
 #include "../runtime/OpenRegException.h"
 #include "../runtime/OpenRegFunctions.h"
 #include "../runtime/OpenRegStream.h"
@@ -61,6 +62,9 @@ Limbo& limbo() {
 }
 
 void delete_sent_block(void* context) { limbo().add(static_cast<SentBlock*>(context)); }
+const DataPtr* sent_block_memory(void* context) {
+  return &static_cast<SentBlock*>(context)->original;
+}
 // LITERALINCLUDE END: IPC_SENT_BLOCK
 
 // LITERALINCLUDE START: IPC_RECEIVED_BLOCK
@@ -78,6 +82,13 @@ void delete_received_block(void* context) {
   orIpcControlAddRef(block->control, -1, nullptr);
   orIpcControlDestroy(block->control);
 }
+
+// Tensor.record_stream on a shared storage: the allocator finds the sender's
+// block inside its wrapper, and skips received memory (see above).
+const bool deleters_known = [] {
+  set_shared_memory_deleters({&delete_sent_block, &sent_block_memory, &delete_received_block});
+  return true;
+}();
 // LITERALINCLUDE END: IPC_RECEIVED_BLOCK
 
 // LITERALINCLUDE START: IPC_LOCAL_DEVICE

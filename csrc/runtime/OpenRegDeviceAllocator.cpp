@@ -643,11 +643,29 @@ void OpenRegDeviceAllocator::emptyCache(MempoolId_t) {
 }
 
 // LITERALINCLUDE START: ALLOCATOR_RECORD_STREAM_DATAPTR
+namespace {
+SharedMemoryDeleters& shared_memory_deleters() {
+  static SharedMemoryDeleters deleters;  // set once, while the library loads
+  return deleters;
+}
+}  // namespace
+
+void set_shared_memory_deleters(const SharedMemoryDeleters& deleters) {
+  shared_memory_deleters() = deleters;
+}
+
 void OpenRegDeviceAllocator::recordStream(const DataPtr& ptr, c10::Stream stream) {
   if (ptr.get() == nullptr) return;
-  TORCH_CHECK(ptr.get_deleter() == &delete_block,
+  const SharedMemoryDeleters& shared = shared_memory_deleters();
+  // Memory mapped from another process is reused by its owner only after this
+  // process released it, and releasing it waits for our work on every stream.
+  if (shared.received != nullptr && ptr.get_deleter() == shared.received) return;
+  const DataPtr& own = (shared.sent != nullptr && ptr.get_deleter() == shared.sent)
+                           ? *shared.sent_block(ptr.get_context())
+                           : ptr;
+  TORCH_CHECK(own.get_deleter() == &delete_block,
               "record_stream: the memory was not allocated by the openreg allocator");
-  auto* b = static_cast<Block*>(ptr.get_context());
+  auto* b = static_cast<Block*>(own.get_context());
   device_caching_allocator(b->device).record_stream(b, stream);
 }
 // LITERALINCLUDE END: ALLOCATOR_RECORD_STREAM_DATAPTR

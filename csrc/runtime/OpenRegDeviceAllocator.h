@@ -78,4 +78,17 @@ class OpenRegDeviceAllocator final : public c10::DeviceAllocator {
 
 OpenRegDeviceAllocator* device_allocator();
 
+// LITERALINCLUDE START: ALLOCATOR_SHARED_MEMORY_DELETERS
+// A storage shared with another process (csrc/ipc) holds its memory under a
+// deleter of its own: the sender wraps the allocator's block, the receiver maps
+// the sender's pages. The sharing component tells the allocator both, so that
+// Tensor.record_stream keeps working on shared storages.
+struct SharedMemoryDeleters {
+  DeleterFnPtr sent = nullptr;                            // wraps one of our blocks
+  const DataPtr* (*sent_block)(void* context) = nullptr;  // the wrapped block
+  DeleterFnPtr received = nullptr;                        // another process's memory
+};
+void set_shared_memory_deleters(const SharedMemoryDeleters& deleters);
+// LITERALINCLUDE END: ALLOCATOR_SHARED_MEMORY_DELETERS
+
 }  // namespace c10::openreg

@@ -122,6 +122,11 @@ at::Tensor selu_autograd(const at::Tensor& self) { return SeluFunction::apply(se
 at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory_format) {
   auto format = memory_format.value_or(c10::MemoryFormat::Preserve);
   at::Tensor out = at::empty_like(self, self.options(), format);
+  // A private per-tensor attribute (Serialization and storage) travels with the
+  // values: tensor.clone() and copy.deepcopy of an nn.Parameter keep it.
+  if (auto meta = self.unsafeGetTensorImpl()->get_backend_meta_intrusive_ptr()) {
+    out.unsafeGetTensorImpl()->set_backend_meta(meta->clone(meta));
+  }
   if (self.numel() == 0) return out;
   if (self.is_non_overlapping_and_dense() && out.strides() == self.strides() &&
       !self.is_conj() && !self.is_neg()) {
