@@ -63,6 +63,31 @@ def test_inplace_and_out_variants():
     torch.testing.assert_close(out.cpu(), a * b)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int32],
+                         ids=str)
+@pytest.mark.parametrize("n", [1000, 40000])  # the raw loop, and PyTorch's vectorized one
+def test_relu_and_relu_inplace_match_cpu(dtype, n):
+    x = (torch.randn(n) * 10).to(dtype)
+    if dtype.is_floating_point:
+        x[::7] = float("nan")
+    d = x.to("openreg")
+
+    def same(a, b):  # bit for bit, NaN where the CPU has NaN
+        torch.testing.assert_close(a.cpu(), b, rtol=0, atol=0, equal_nan=True)
+
+    same(torch.relu(d), torch.relu(x))
+    strided = d[::2]  # not contiguous: PyTorch's loop, in place through the view
+    assert strided.relu_() is strided
+    expected = x.clone()
+    expected[::2].relu_()
+    same(d, expected)
+    same(d.relu_(), expected.relu())
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        torch.zeros(3, device="openreg").expand(2, 3).relu_()  # raised by the call itself
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        torch.ones(2, dtype=torch.bool, device="openreg").relu_()
+
+
 def test_inplace_checks_happen_before_launch():
     x = torch.ones(3, dtype=torch.int64, device="openreg")
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
