@@ -88,6 +88,25 @@ def test_relu_and_relu_inplace_match_cpu(dtype, n):
         torch.ones(2, dtype=torch.bool, device="openreg").relu_()
 
 
+@pytest.mark.parametrize("reduce", [torch.sum, torch.mean], ids=["sum", "mean"])
+@pytest.mark.parametrize("n", [1, 7, 1000, 40000])  # the raw loop up to 32768 elements
+def test_full_sum_and_mean_match_cpu(reduce, n):
+    for dtype in (torch.float32, torch.float64):
+        x = torch.randn(n, dtype=dtype)
+        torch.testing.assert_close(reduce(x.to("openreg")).cpu(), reduce(x))
+        torch.testing.assert_close(reduce(x.to("openreg")[::2]).cpu(), reduce(x[::2]))
+        torch.testing.assert_close(reduce(x.to("openreg"), dtype=torch.float64).cpu(),
+                                   reduce(x, dtype=torch.float64))
+    ints = torch.arange(n)
+    if reduce is torch.sum:
+        assert reduce(ints.to("openreg")).item() == reduce(ints).item()
+    else:
+        with pytest.raises(RuntimeError, match="could not infer output dtype"):
+            reduce(ints.to("openreg"))
+    empty = reduce(torch.empty(0, device="openreg")).item()
+    assert empty == 0.0 if reduce is torch.sum else empty != empty  # 0 and NaN, as on the CPU
+
+
 def test_inplace_checks_happen_before_launch():
     x = torch.ones(3, dtype=torch.int64, device="openreg")
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
