@@ -28,6 +28,9 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer: driver and backend"
 SRC=$PWD/build/asan/src
 rm -rf "$SRC" && mkdir -p "$SRC"
 git ls-files -z | xargs -0 cp --parents -t "$SRC"
+# The copy is a repository of its own (nothing committed, every file staged), so that the tests
+# that list the tracked sources with `git ls-files` see the same files there as here.
+git -C "$SRC" init -q && git -C "$SRC" add -A
 EXT="_C$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
 (cd "$SRC" && configure ../build "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g" \
   -DOPENREG_LIB_DIR="$SRC/torch_openreg/lib" -DOPENREG_EXT_PATH="$SRC/torch_openreg/$EXT")

@@ -9,6 +9,7 @@ docs/_build/screenshots/.
 
 import functools
 import http.server
+import os
 import shutil
 import subprocess
 import sys
@@ -61,8 +62,11 @@ def server(site):
 @pytest.fixture(scope="session")
 def browser():
     with sync_playwright() as p:
+        # The browser is not under test: under scripts/sanitize.sh it must not inherit the
+        # sanitizer runtimes preloaded for Python (Chromium spins with them).
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
         browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
+            executable_path=CHROMIUM, headless=True, env=env,
             args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
                   "--disable-background-networking", "--disable-component-update"])
         yield browser
