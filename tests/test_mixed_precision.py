@@ -269,6 +269,24 @@ def test_unscale_finds_inf_and_nan(bad, contiguous):
     assert found.item() == 1.0
 
 
+@pytest.mark.parametrize("where", [0, 40000, 99999, None])  # first, a middle chunk, last, none
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
+def test_unscale_float32_large_gradient(where, bad):
+    """float32 runs a vectorized loop split across threads: every chunk reports what it finds."""
+    g = torch.randn(100000) * 1024
+    if where is not None:
+        g[where] = bad
+    results = {}
+    for device in ("cpu", DEV):
+        grad = g.clone().to(device)
+        found = torch.zeros(1, device=device)
+        torch._amp_foreach_non_finite_check_and_unscale_([grad], found,
+                                                         torch.full((1,), 1 / 1024, device=device))
+        results[device] = (grad.cpu(), found.item())
+    assert results[DEV][1] == results["cpu"][1] == (0.0 if where is None else 1.0)
+    torch.testing.assert_close(results[DEV][0], results["cpu"][0], rtol=0, atol=0, equal_nan=True)
+
+
 def test_unscale_rejects_bad_arguments():
     g = [torch.ones(2, device=DEV)]
     found, inv = torch.zeros(1, device=DEV), torch.ones(1, device=DEV)

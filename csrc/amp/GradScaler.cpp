@@ -2,10 +2,14 @@
 // LITERALINCLUDE START: AMP_SCALER_INCLUDES
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
+#include <ATen/Parallel.h>
 #include <ATen/ops/isfinite.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "../runtime/OpenRegLaunch.h"
@@ -32,6 +36,25 @@ void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
 // LITERALINCLUDE END: AMP_CHECK_SCALAR_STATE
 
 // LITERALINCLUDE START: AMP_SCALER_GRAD_CHECK
+// float32, the common case: a branch-free loop the compiler vectorizes (a
+// value is inf or NaN exactly when its exponent bits are all ones), split over
+// PyTorch's intra-op threads as the CPU's kernel is. A loop that tested
+// std::isfinite per element, on one thread, ran at a third of the CPU's speed.
+bool unscale_float(float* data, int64_t n, float inv_scale) {
+  std::atomic<uint32_t> nonfinite{0};
+  at::parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
+    uint32_t local = 0;
+    for (int64_t i = begin; i < end; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &data[i], sizeof bits);
+      local |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+      data[i] *= inv_scale;
+    }
+    if (local != 0) nonfinite.store(1, std::memory_order_relaxed);
+  });
+  return nonfinite.load() != 0;
+}
+
 // Multiplies every element of `grad` by `inv_scale` in its math type (float
 // for half and bfloat16, as on CUDA), and reports whether any was inf or NaN.
 bool unscale_and_check(at::Tensor grad, float inv_scale) {
@@ -39,6 +62,9 @@ bool unscale_and_check(at::Tensor grad, float inv_scale) {
     bool finite = at::isfinite(grad).all().item<bool>();
     grad.mul_(inv_scale);
     return !finite;
+  }
+  if (grad.scalar_type() == at::kFloat) {
+    return unscale_float(grad.mutable_data_ptr<float>(), grad.numel(), inv_scale);
   }
   bool found = false;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, grad.scalar_type(), "unscale", [&] {
