@@ -98,3 +98,32 @@ def test_launch_blocking_reports_those_errors_at_the_call():
             "except RuntimeError as e:\n"
             "    print('at the call:', 'index out of range' in str(e))\n")
     assert run_python(code, env={"OPENREG_LAUNCH_BLOCKING": "1"}).stdout.strip() == "at the call: True"
+
+
+GRAD_INPUT_OPS = {  # functional operators whose out= overload is `grad_input` or `output`
+    "threshold_backward": lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.0),
+    "sigmoid_backward": lambda g, x: torch.ops.aten.sigmoid_backward(g, x.sigmoid()),
+    "tanh_backward": lambda g, x: torch.ops.aten.tanh_backward(g, x.tanh()),
+    "gelu_backward": lambda g, x: torch.ops.aten.gelu_backward(g, x, approximate="tanh"),
+    "silu_backward": lambda g, x: torch.ops.aten.silu_backward(g, x),
+    "leaky_relu_backward": lambda g, x: torch.ops.aten.leaky_relu_backward(g, x, 0.1, False),
+    "hardtanh_backward": lambda g, x: torch.ops.aten.hardtanh_backward(g, x, -0.5, 0.5),
+    "nll_loss_forward": lambda g, x: torch.ops.aten.nll_loss_forward(
+        g.log_softmax(1), (x.abs() * 3).long().clamp(max=g.shape[1] - 1)[:, 0], None, 1, -100),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_INPUT_OPS))
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_grad_input_and_output_overloads_match_cpu(name, layout):
+    """These run their `grad_input`/`output` overload into the new device result (found by
+    out_variant), not the functional kernel and a copy: results and layouts as on the CPU."""
+    torch.manual_seed(0)
+    g, x = torch.randn(6, 40), torch.randn(6, 40)
+    if layout == "transposed":
+        g, x = torch.randn(40, 6).t(), torch.randn(40, 6).t()
+    fn = GRAD_INPUT_OPS[name]
+    expected, got = fn(g, x), fn(g.to("openreg"), x.to("openreg"))
+    for e, d in zip(*[(r,) if isinstance(r, torch.Tensor) else r for r in (expected, got)]):
+        assert d.device.type == "openreg" and d.stride() == e.stride()
+        torch.testing.assert_close(d.cpu(), e)

@@ -12,9 +12,11 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "../../runtime/OpenRegFunctions.h"
 #include "../../runtime/OpenRegLaunch.h"
@@ -170,23 +172,38 @@ OperatorSet& shapes_from_data() {
 // LITERALINCLUDE END: BORROWED_SHAPES_FROM_DATA
 
 // LITERALINCLUDE START: BORROWED_OUT_VARIANT
-// The .out overload a functional operator writes into, if it has one whose
-// extra arguments are exactly its returns.
-std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema) {
-  const std::string& overload = schema.overload_name();
-  auto out = c10::Dispatcher::singleton().findOp(
-      {schema.name(), overload.empty() ? "out" : overload + "_out"});
-  if (!out.has_value()) return std::nullopt;
-  const auto& args = out->schema().arguments();
-  if (args.size() != schema.arguments().size() + schema.returns().size()) return std::nullopt;
+// Whether `out` takes exactly the functional operator's arguments, then one
+// written argument per return.
+bool writes_returns_into(const c10::FunctionSchema& out, const c10::FunctionSchema& schema) {
+  const auto& args = out.arguments();
+  const auto& functional = schema.arguments();
+  if (args.size() != functional.size() + schema.returns().size()) return false;
+  for (size_t i = 0; i < functional.size(); ++i) {
+    if (args[i].name() != functional[i].name()) return false;
+  }
   for (size_t i = 0; i < schema.returns().size(); ++i) {
-    const auto& extra = args[schema.arguments().size() + i];
+    const auto& extra = args[functional.size() + i];
     if (extra.alias_info() == nullptr || !extra.alias_info()->isWrite() ||
         extra.type()->kind() != schema.returns()[i].type()->kind()) {
-      return std::nullopt;
+      return false;
     }
   }
-  return out;
+  return true;
+}
+
+// The overload a functional operator writes into, if it has one. PyTorch
+// names most of them `out` (`<overload>_out`); gradients and some losses use
+// `grad_input` and `output` (threshold_backward.grad_input, the backward of
+// ReLU, went through the functional kernel and a copy: 2x the CPU at 1M).
+std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema) {
+  const std::string& overload = schema.overload_name();
+  std::vector<std::string> names = {overload.empty() ? "out" : overload + "_out"};
+  if (overload.empty()) names.insert(names.end(), {"grad_input", "output"});
+  for (const std::string& name : names) {
+    auto out = c10::Dispatcher::singleton().findOp({schema.name(), name});
+    if (out.has_value() && writes_returns_into(out->schema(), schema)) return out;
+  }
+  return std::nullopt;
 }
 // LITERALINCLUDE END: BORROWED_OUT_VARIANT
 
