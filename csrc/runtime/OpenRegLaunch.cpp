@@ -6,9 +6,8 @@
 namespace c10::openreg {
 
 at::Tensor KernelTensor::cpu() const {
-  void* kernel_ptr = nullptr;
-  OPENREG_CHECK(orGetKernelPointer(&kernel_ptr, data_));
-  at::Tensor t = at::from_blob(kernel_ptr, sizes_, strides_, at::TensorOptions().dtype(dtype_));
+  at::Tensor t =
+      at::from_blob(kernel_pointer(data_), sizes_, strides_, at::TensorOptions().dtype(dtype_));
   if (conj_) t._set_conj(true);
   if (neg_) t._set_neg(true);
   return t;

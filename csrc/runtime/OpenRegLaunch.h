@@ -46,6 +46,18 @@ class KernelTensor {
 };
 // LITERALINCLUDE END: LAUNCH_KERNEL_TENSOR
 
+// LITERALINCLUDE START: LAUNCH_KERNEL_POINTER
+// Inside a kernel: the kernel-view address of a device pointer, the same
+// memory mapped read-write for the device's workers (the host's view of it
+// faults). Hand-written kernels translate their raw pointers with it.
+template <typename T>
+T* kernel_pointer(T* device_ptr) {
+  void* k = nullptr;
+  OPENREG_CHECK(orGetKernelPointer(&k, device_ptr));
+  return static_cast<T*>(k);
+}
+// LITERALINCLUDE END: LAUNCH_KERNEL_POINTER
+
 namespace detail {
 template <class F>
 // LITERALINCLUDE START: LAUNCH_RUN_BOXED_KERNEL

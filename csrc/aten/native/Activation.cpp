@@ -29,12 +29,8 @@ struct RawReluKernel {
   int64_t n;
 
   void operator()() const {
-    void* o = nullptr;
-    void* x = nullptr;
-    OPENREG_CHECK(orGetKernelPointer(&o, out));
-    OPENREG_CHECK(orGetKernelPointer(&x, in));
-    T* dst = static_cast<T*>(o);
-    const T* src = static_cast<const T*>(x);
+    T* dst = c10::openreg::kernel_pointer(out);
+    const T* src = c10::openreg::kernel_pointer(in);
     for (int64_t i = 0; i < n; ++i) dst[i] = src[i] < T(0) ? T(0) : src[i];
   }
 };

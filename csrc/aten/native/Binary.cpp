@@ -41,9 +41,9 @@ struct RawBinaryKernel {
   int64_t n;
 
   void operator()() const {
-    T* o = kernel_ptr(out);
-    const T* x = kernel_ptr(a);
-    const T* y = b != nullptr ? kernel_ptr(b) : nullptr;
+    T* o = c10::openreg::kernel_pointer(out);
+    const T* x = c10::openreg::kernel_pointer(a);
+    const T* y = b != nullptr ? c10::openreg::kernel_pointer(b) : nullptr;
     for (int64_t i = 0; i < n; ++i) {
       T rhs = y != nullptr ? y[i] : scalar;
       switch (op) {
@@ -53,13 +53,6 @@ struct RawBinaryKernel {
         case BinaryOp::Div: o[i] = x[i] / rhs; break;
       }
     }
-  }
-
-  template <typename P>
-  static P* kernel_ptr(P* device_ptr) {
-    void* k = nullptr;
-    OPENREG_CHECK(orGetKernelPointer(&k, device_ptr));
-    return static_cast<P*>(k);
   }
 };
 // LITERALINCLUDE END: NATIVE_BINARY_RAW_KERNEL

@@ -30,18 +30,15 @@ struct RawSumKernel {
   double scale;
 
   void operator()() const {
-    void* o = nullptr;
-    void* x = nullptr;
-    OPENREG_CHECK(orGetKernelPointer(&o, out));
-    OPENREG_CHECK(orGetKernelPointer(&x, in));
-    const T* src = static_cast<const T*>(x);
+    const T* src = c10::openreg::kernel_pointer(in);
     double acc[4] = {0, 0, 0, 0};  // four independent chains: the loop vectorizes
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
       for (int k = 0; k < 4; ++k) acc[k] += static_cast<double>(src[i + k]);
     }
     for (; i < n; ++i) acc[0] += static_cast<double>(src[i]);
-    *static_cast<T*>(o) = static_cast<T>(((acc[0] + acc[1]) + (acc[2] + acc[3])) * scale);
+    double total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    *c10::openreg::kernel_pointer(out) = static_cast<T>(total * scale);
   }
 };
 
