@@ -79,6 +79,37 @@ def test_dropout_uses_the_device_generator():
     assert torch.equal(a, b) and 0.4 < (a == 0).float().mean() < 0.6
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_dropout_one_kernel_matches_the_composite_path(dtype):
+    """A contiguous input takes the fused kernel, a strided one bernoulli_ and two multiplications:
+    the same seed gives the same mask and, bit for bit, the same result (inf and nan included)."""
+    x = torch.randn(10_001, dtype=dtype)
+    x[5], x[7] = float("inf"), float("nan")
+    torch.openreg.manual_seed(3)
+    fused, fused_mask = torch.ops.aten.native_dropout(x.to("openreg"), 0.3, True)
+    strided = torch.empty(20_002, dtype=dtype, device="openreg")[::2]
+    strided.copy_(x)
+    torch.openreg.manual_seed(3)
+    composite, composite_mask = torch.ops.aten.native_dropout(strided, 0.3, True)
+    assert torch.equal(fused_mask.cpu(), composite_mask.cpu())
+    torch.testing.assert_close(fused.cpu(), composite.cpu(), rtol=0, atol=0, equal_nan=True)
+    kept = fused_mask.cpu()
+    torch.testing.assert_close(fused.cpu(), (x * kept) * (1 / 0.7), equal_nan=True)
+    assert 0.68 < kept.float().mean() < 0.72
+
+
+def test_random_kernels_do_not_depend_on_the_thread_count():
+    """Large draws are spread over threads; the numbers are those of one thread."""
+    code = (
+        "import hashlib, torch\n"
+        "torch.openreg.manual_seed(0)\n"
+        "x = torch.randn(1 << 16, device='openreg')\n"
+        "m = torch.empty(1 << 16, device='openreg').bernoulli_(0.5)\n"
+        "print(hashlib.sha256(x.cpu().numpy().tobytes() + m.cpu().numpy().tobytes()).hexdigest())\n"
+    )
+    assert run_python(code).stdout == run_python(code, env={"OMP_NUM_THREADS": "1"}).stdout
+
+
 def test_results_do_not_depend_on_timing():
     """Offsets are reserved at launch, so a queued kernel draws the same numbers later."""
     code = (

@@ -2,6 +2,8 @@
 // LITERALINCLUDE START: RANDOM_RANDOM_INCLUDES
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>
+#include <ATen/OpMathType.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
@@ -72,6 +74,40 @@ struct Draw {
 };
 // LITERALINCLUDE END: RANDOM_DRAW
 
+// LITERALINCLUDE START: RANDOM_FOR_EACH_ELEMENT
+// Blocks are independent of each other, so a kernel spreads its elements over
+// the device's threads; which numbers an element gets does not depend on how.
+constexpr int64_t kRandomGrain = 4096;  // about 50 us of Philox per chunk
+
+template <class F>
+void for_each_element(int64_t n, const F& f) {
+  at::parallel_for(0, n, kRandomGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) f(i);
+  });
+}
+// LITERALINCLUDE END: RANDOM_FOR_EACH_ELEMENT
+
+// LITERALINCLUDE START: RANDOM_COIN_FLIPS
+// A coin flip needs 32 random bits, not a block: element i takes word i % 4 of
+// block first + i / 4, so n flips reserve (n + 3) / 4 blocks. It is kept when
+// the word is below keep * 2^32 (bernoulli_ and dropout).
+uint64_t coin_blocks(int64_t n) { return static_cast<uint64_t>((n + 3) / 4); }
+
+uint64_t coin_threshold(double keep) { return static_cast<uint64_t>(keep * 0x1.0p32); }
+
+template <class F>
+void for_each_coin(const Draw& draw, int64_t n, uint64_t threshold, const F& f) {
+  at::parallel_for(0, static_cast<int64_t>(coin_blocks(n)), kRandomGrain / 4,
+                   [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      uint32_t r[4];
+      draw(b, r);
+      for (int64_t k = 0; k < 4 && 4 * b + k < n; ++k) f(4 * b + k, r[k] < threshold);
+    }
+  });
+}
+// LITERALINCLUDE END: RANDOM_COIN_FLIPS
+
 // LITERALINCLUDE START: RANDOM_RESERVE
 // Reserves `numel` blocks of the generator's stream, on the host, in launch
 // order: the kernel then knows exactly which numbers are its own.
@@ -132,11 +168,11 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
   return launch_fill(self, [draw, from, to](at::Tensor& t) {
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "uniform_", [&] {
       auto* data = t.data_ptr<scalar_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
+      for_each_element(t.numel(), [&](int64_t i) {
         uint32_t r[4];
         draw(i, r);
         data[i] = static_cast<scalar_t>(from + (to - from) * Draw::unit(r[0], r[1]));
-      }
+      });
     });
   });
 }
@@ -154,7 +190,7 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
   return launch_fill(self, [draw, mean, std](at::Tensor& t) {
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "normal_", [&] {
       auto* data = t.data_ptr<scalar_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
+      for_each_element(t.numel(), [&](int64_t i) {
         uint32_t r[4];
         draw(i, r);
         // Box-Muller: two uniforms become one standard normal sample.
@@ -162,7 +198,7 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
         double u2 = Draw::unit(r[2], r[3]);
         double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
         data[i] = static_cast<scalar_t>(mean + std * z);
-      }
+      });
     });
   });
 }
@@ -176,13 +212,13 @@ at::Tensor& random_in(at::Tensor& self, int64_t from, uint64_t range,
   return launch_fill(self, [draw, from, range](at::Tensor& t) {
     AT_DISPATCH_V2(t.scalar_type(), "random_", AT_WRAP([&] {
       auto* data = t.data_ptr<scalar_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
+      for_each_element(t.numel(), [&](int64_t i) {
         uint32_t r[4];
         draw(i, r);
         uint64_t bits = (uint64_t(r[0]) << 32) | r[1];
         uint64_t offset = range == 0 ? bits : bits % range;
         data[i] = static_cast<scalar_t>(static_cast<int64_t>(from + offset));
-      }
+      });
     }), AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
   });
 }
@@ -226,20 +262,20 @@ at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator>
   return random_from(self, 0, to, gen);
 }
 
+// LITERALINCLUDE START: RANDOM_BERNOULLI
 at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Generator> gen) {
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  Draw draw = reserve(self, gen);
-  return launch_fill(self, [draw, p](at::Tensor& t) {
+  Draw draw = reserve(self.device(), coin_blocks(self.numel()), gen);
+  return launch_fill(self, [draw, threshold = coin_threshold(p)](at::Tensor& t) {
     AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, t.scalar_type(), "bernoulli_", [&] {
       auto* data = t.data_ptr<scalar_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        uint32_t r[4];
-        draw(i, r);
-        data[i] = static_cast<scalar_t>(Draw::unit(r[0], r[1]) < p);
-      }
+      for_each_coin(draw, t.numel(), threshold, [&](int64_t i, bool heads) {
+        data[i] = static_cast<scalar_t>(heads);
+      });
     });
   });
 }
+// LITERALINCLUDE END: RANDOM_BERNOULLI
 
 at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
                              std::optional<at::Generator> gen) {
@@ -270,8 +306,12 @@ at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
 
 namespace at::native::openreg {
 
-// Dropout keeps each element with probability 1 - p and scales the kept ones,
-// so the mask is a bernoulli draw from the openreg generator.
+// LITERALINCLUDE START: RANDOM_NATIVE_DROPOUT
+// Dropout keeps each element with probability 1 - p and scales the kept ones.
+// One kernel flips the coins, writes the mask and the result: one pass over
+// the data instead of three (bernoulli_, then two multiplications). Its
+// arithmetic is theirs, (x * kept) * scale in the dtype's compute type, so
+// both paths give the same numbers for the same seed.
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
                                                   std::optional<bool> train) {
   TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
@@ -280,10 +320,34 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
     mask.fill_(true);
     return {input.clone(), mask};
   }
-  bernoulli_float(mask, 1 - p, std::nullopt);
   double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
-  return {at::mul(at::mul(input, mask), scale), mask};
+  if (!input.is_privateuseone() || !input.is_contiguous() || !at::isFloatingType(input.scalar_type())) {
+    bernoulli_float(mask, 1 - p, std::nullopt);
+    return {at::mul(at::mul(input, mask), scale), mask};
+  }
+  at::Tensor out = empty_openreg(input.sizes(), input.scalar_type(), input.device());
+  if (input.numel() == 0) return {out, mask};
+  Draw draw = reserve(input.device(), coin_blocks(input.numel()), std::nullopt);
+  c10::DeviceGuard guard(input.device());
+  launch_kernel([in = KernelTensor(input), o = KernelTensor(out), m = KernelTensor(mask), draw,
+                 threshold = coin_threshold(1 - p), scale] {
+    at::Tensor x = in.cpu(), y = o.cpu(), kept = m.cpu();
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "native_dropout", [&] {
+      using acc_t = at::opmath_type<scalar_t>;
+      const scalar_t* xs = x.const_data_ptr<scalar_t>();
+      scalar_t* ys = y.mutable_data_ptr<scalar_t>();
+      bool* ks = kept.mutable_data_ptr<bool>();
+      const acc_t s = static_cast<acc_t>(scale);
+      for_each_coin(draw, x.numel(), threshold, [&](int64_t i, bool heads) {
+        ks[i] = heads;
+        auto masked = static_cast<scalar_t>(static_cast<acc_t>(xs[i]) * static_cast<acc_t>(heads));
+        ys[i] = static_cast<scalar_t>(static_cast<acc_t>(masked) * s);
+      });
+    });
+  });
+  return {out, mask};
 }
+// LITERALINCLUDE END: RANDOM_NATIVE_DROPOUT
 
 at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask,
                                    double scale) {
@@ -305,11 +369,11 @@ at::Tensor& draw_transformed(at::Tensor& self, std::optional<at::Generator> gen,
   return launch_fill(self, [draw, transform](at::Tensor& t) {
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "draw", [&] {
       auto* data = t.data_ptr<scalar_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
+      for_each_element(t.numel(), [&](int64_t i) {
         uint32_t r[4];
         draw(i, r);
         data[i] = static_cast<scalar_t>(transform(Draw::unit(r[0], r[1]), r));
-      }
+      });
     });
   });
 }
@@ -344,12 +408,12 @@ at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> 
   return launch_fill(self, [draw, p](at::Tensor& t) {
     AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "geometric_", [&] {
       auto* data = t.data_ptr<scalar_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
+      for_each_element(t.numel(), [&](int64_t i) {
         uint32_t r[4];
         draw(i, r);
         double u = 1.0 - Draw::unit(r[0], r[1]);  // (0, 1]
         data[i] = static_cast<scalar_t>(std::ceil(std::log(u) / std::log1p(-p)));
-      }
+      });
     });
   });
 }
