@@ -127,3 +127,54 @@ def test_grad_input_and_output_overloads_match_cpu(name, layout):
     for e, d in zip(*[(r,) if isinstance(r, torch.Tensor) else r for r in (expected, got)]):
         assert d.device.type == "openreg" and d.stride() == e.stride()
         torch.testing.assert_close(d.cpu(), e)
+
+
+LAYER_NORM_CASES = {  # input shape, normalized shape, parameters, input dtype, parameters' dtype
+    "2d affine": ((16, 64), (64,), True, torch.float32, torch.float32),
+    "3d over two dims": ((4, 8, 12), (8, 12), True, torch.float32, torch.float32),
+    "no parameters": ((5, 7), (7,), False, torch.float32, None),
+    "strided input": ((24, 12), (12,), True, torch.float32, torch.float32),
+    "no rows": ((0, 8), (8,), True, torch.float32, torch.float32),
+    "float64": ((6, 10), (10,), True, torch.float64, torch.float64),
+    "bfloat16": ((16, 64), (64,), True, torch.bfloat16, torch.bfloat16),
+    "bfloat16, float32 parameters": ((16, 64), (64,), True, torch.bfloat16, torch.float32),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYER_NORM_CASES))
+def test_layer_norm_writer_gives_the_cpu_bits(case):
+    """native_layer_norm and its backward fill the planned results with PyTorch's own compute
+    routine (a writer, no functional result and copy): forward and every gradient bit for bit as
+    on the CPU, on the first call (checked against the CPU kernel) and on the cached plan after."""
+    shape, normalized, affine, dtype, pdtype = LAYER_NORM_CASES[case]
+    torch.manual_seed(0)
+    x = torch.randn(*shape, dtype=dtype)
+    if case == "strided input":
+        x = torch.randn(*reversed(shape), dtype=dtype).t()
+    params = [torch.randn(normalized, dtype=pdtype) for _ in range(2)] if affine else [None, None]
+    grad = torch.randn(*x.shape, dtype=dtype)
+
+    def run(device):
+        leaves = [t.detach().to(device).clone().requires_grad_() if t is not None else None
+                  for t in (x, *params)]
+        y = F.layer_norm(leaves[0], normalized, leaves[1], leaves[2])
+        y.backward(grad.to(device))
+        return [y.detach()] + [t.grad for t in leaves if t is not None]
+
+    expected = run("cpu")
+    for _ in range(2):
+        for e, d in zip(expected, run("openreg")):
+            assert d.dtype == e.dtype and torch.equal(d.cpu(), e)
+
+
+def test_a_plan_takes_the_cpu_kernels_dtypes():
+    """Meta says native_layer_norm's mean and rstd of a bfloat16 input are float32; PyTorch's CPU
+    kernel returns them in bfloat16. The plan follows the CPU kernel: the second call, on the
+    cached plan, used to fail inside the kernel ("Expected out tensor to have dtype BFloat16")."""
+    x = torch.randn(4, 8, dtype=torch.bfloat16)
+    w, b = torch.randn(8, dtype=torch.bfloat16), torch.randn(8, dtype=torch.bfloat16)
+    expected = torch.ops.aten.native_layer_norm(x, [8], w, b, 1e-5)
+    for _ in range(3):
+        got = torch.ops.aten.native_layer_norm(x.to("openreg"), [8], w.to("openreg"), b.to("openreg"), 1e-5)
+        for e, d in zip(expected, got):
+            assert d.dtype == e.dtype and torch.equal(d.cpu(), e)

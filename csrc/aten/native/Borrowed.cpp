@@ -207,6 +207,22 @@ std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema
 }
 // LITERALINCLUDE END: BORROWED_OUT_VARIANT
 
+// LITERALINCLUDE START: BORROWED_WRITERS
+std::mutex writers_mu;
+std::unordered_map<std::string, Writer>& writers() {
+  static auto* w = new std::unordered_map<std::string, Writer>();
+  return *w;
+}
+
+Writer writer_for(const c10::FunctionSchema& schema) {
+  std::string name = schema.name().substr(schema.name().find("::") + 2);
+  if (!schema.overload_name().empty()) name += "." + schema.overload_name();
+  std::lock_guard<std::mutex> lock(writers_mu);
+  auto it = writers().find(name);
+  return it == writers().end() ? nullptr : it->second;
+}
+// LITERALINCLUDE END: BORROWED_WRITERS
+
 // Collects warnings, to re-emit them only if the attempt that raised them stands.
 struct WarningBuffer final : c10::WarningHandler {
   std::vector<c10::Warning> warnings;
@@ -292,6 +308,7 @@ struct Plan {
   std::optional<c10::OperatorHandle> out;  // the .out overload writing the new results, if any
   // Set by a kernel when the .out overload turned out to want other shapes.
   std::shared_ptr<std::atomic<bool>> out_failed = std::make_shared<std::atomic<bool>>(false);
+  Writer writer = nullptr;                 // fills the new results directly, if set (set_writer)
   bool checked = false;                    // the shapes were compared with the CPU kernel's
   bool from_data = false;                  // the shapes depend on the data: no plan possible
 };
@@ -380,6 +397,7 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
   if (auto out = out_variant(schema); !plan->in_place && out && out_fits(*out, args, plan->results)) {
     plan->out = out;
   }
+  if (!plan->in_place) plan->writer = writer_for(schema);
   if (plan->in_place && key.has_value()) {  // nothing new to check against the CPU kernel
     plan->checked = true;
     remember(*key, plan);
@@ -429,10 +447,15 @@ void launch(const c10::OperatorHandle& op, const Plan& plan, const torch::jit::S
   Captured args(stack.data() + first, stack.data() + stack.size());
   Captured outs(results.data(), results.data() + results.size());
   launch_kernel([op, in_place = plan.in_place, out = plan.out, out_failed = plan.out_failed,
-                 args = std::move(args), outs = std::move(outs)] {
+                 writer = plan.writer, args = std::move(args), outs = std::move(outs)] {
     torch::jit::Stack cpu;
     args.append_to(cpu);
     if (in_place) return op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+    if (writer != nullptr) {
+      torch::jit::Stack results;
+      outs.append_to(results);
+      if (writer(cpu, results)) return;
+    }
     if (out && !out_failed->load(std::memory_order_relaxed)) {
       size_t n = cpu.size();
       outs.append_to(cpu);
@@ -544,13 +567,16 @@ std::vector<c10::IValue> device_results(const c10::FunctionSchema& schema,
 
 // A new plan whose results are what the CPU kernel produced, where the Meta
 // kernel said otherwise (native_batch_norm in eval mode: Meta says save_mean
-// has shape [C], the CPU kernel returns it empty).
+// has shape [C], the CPU kernel returns it empty; native_layer_norm on
+// bfloat16: Meta says mean and rstd are float32, the CPU kernel returns them
+// in bfloat16).
 std::shared_ptr<const Plan> checked(std::shared_ptr<const Plan> plan, const torch::jit::Stack& produced) {
   auto fixed = std::make_shared<Plan>();
   fixed->written = plan->written;
   fixed->in_place = plan->in_place;
   fixed->out = plan->out;
   fixed->out_failed = plan->out_failed;
+  fixed->writer = plan->writer;
   fixed->checked = true;
   for (size_t r = 0; r < plan->results.size(); ++r) {
     if (plan->written[r] >= 0 || !produced[r].isTensor() || !plan->results[r].isTensor()) {
@@ -559,10 +585,12 @@ std::shared_ptr<const Plan> checked(std::shared_ptr<const Plan> plan, const torc
     }
     const at::Tensor& meta = plan->results[r].toTensor();
     const at::Tensor& cpu = produced[r].toTensor();
-    if (meta.defined() && cpu.defined() && meta.sizes() != cpu.sizes()) {
+    if (meta.defined() && cpu.defined() &&
+        (meta.sizes() != cpu.sizes() || meta.scalar_type() != cpu.scalar_type())) {
       fixed->results.push_back(at::empty_strided(cpu.sizes(), cpu.strides(),
                                                  cpu.options().device(c10::kMeta)));
-      fixed->out.reset();  // the .out overload would want the Meta shapes
+      fixed->out.reset();  // the .out overload would want the Meta shapes and dtypes
+      fixed->writer = nullptr;  // and so would a writer
     } else {
       fixed->results.push_back(plan->results[r]);
     }
@@ -571,6 +599,13 @@ std::shared_ptr<const Plan> checked(std::shared_ptr<const Plan> plan, const torc
 }
 // LITERALINCLUDE END: BORROWED_RESULTS_FROM_CPU
 }  // namespace
+
+// LITERALINCLUDE START: BORROWED_SET_WRITER
+void set_writer(const char* op, Writer writer) {
+  std::lock_guard<std::mutex> lock(writers_mu);
+  writers()[op] = writer;
+}
+// LITERALINCLUDE END: BORROWED_SET_WRITER
 
 // LITERALINCLUDE START: BORROWED_KERNEL
 void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {

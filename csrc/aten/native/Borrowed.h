@@ -16,4 +16,20 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
 // OpenRegBorrowed.cpp). Called once, when torch_openreg is imported.
 int borrow_remaining_operators();
 
+// LITERALINCLUDE START: BORROWED_WRITER_TYPE
+// A direct writer for a borrowed operator: inside the kernel, it fills the
+// planned results (`outs`, CPU views of device memory; undefined where an
+// output was not asked for) from the arguments (`args`, CPU views too), with
+// PyTorch's CPU compute routine. For operators whose .out overload PyTorch
+// generates as "run the functional operator, then copy the results": the
+// writer saves that copy. It returns false for arguments it does not handle;
+// the kernel then takes the usual path.
+using Writer = bool (*)(const torch::jit::Stack& args, const torch::jit::Stack& outs);
+
+// Installs `writer` for the operator named `op` ("name" or "name.overload").
+// Called by static initializers; the borrowed kernel looks writers up when it
+// first plans a call of the operator.
+void set_writer(const char* op, Writer writer);
+// LITERALINCLUDE END: BORROWED_WRITER_TYPE
+
 }  // namespace at::native::openreg
