@@ -107,6 +107,38 @@ def test_full_sum_and_mean_match_cpu(reduce, n):
     assert empty == 0.0 if reduce is torch.sum else empty != empty  # 0 and NaN, as on the CPU
 
 
+ROW_REDUCTIONS = [  # shape, keyword arguments: the raw kernel's cases and the borrowed ones
+    ((16, 64), dict(dim=1)), ((16, 64), dict(dim=-1, keepdim=True)), ((4, 5, 6), dict(dim=(-1,))),
+    ((7,), dict(dim=0)), ((), dict(dim=0)), ((3, 4), dict(dim=[])), ((3, 4), dict(dim=[], keepdim=True)),
+    ((16, 64), dict(dim=0)), ((4, 5, 6), dict(dim=(0, 2))), ((0, 4), dict(dim=1)), ((4, 0), dict(dim=1)),
+    ((300, 300), dict(dim=1)),  # above the raw kernel's limit
+]
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16])
+def test_sum_and_mean_over_dimensions_match_cpu(reduce, dtype):
+    """sum(dim) and mean(dim): the last or every dimension of small float tensors in a raw loop,
+    the rest borrowed; results, shapes, dtypes and errors as on the CPU."""
+    torch.manual_seed(0)
+    for shape, kwargs in ROW_REDUCTIONS:
+        x = (torch.randn(shape) * 10).to(dtype)
+        try:
+            expected = getattr(x, reduce)(**kwargs)
+        except RuntimeError as error:  # the mean of integers
+            with pytest.raises(RuntimeError, match=str(error).split(":")[0]):
+                getattr(x.to("openreg"), reduce)(**kwargs)
+            continue
+        got = getattr(x.to("openreg"), reduce)(**kwargs).cpu()
+        assert got.shape == expected.shape and got.dtype == expected.dtype, (shape, kwargs)
+        torch.testing.assert_close(got, expected, equal_nan=True)
+    x = torch.randn(16, 64, device="openreg")
+    assert getattr(x, reduce)(1, dtype=torch.float64).dtype == torch.float64
+    torch.testing.assert_close(getattr(x.t(), reduce)(1).cpu(), getattr(x.cpu().t(), reduce)(1))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        getattr(x, reduce)(5)
+
+
 def test_inplace_checks_happen_before_launch():
     x = torch.ones(3, dtype=torch.int64, device="openreg")
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
