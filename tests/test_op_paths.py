@@ -176,3 +176,21 @@ def test_a_users_first_steps_never_fall_back():
         opt.step()
         print(loss.item(), model[0].weight.grad.norm())
     assert torch.openreg.fallback_counts() == {}
+
+
+def test_nonzero_counts_waits_once_and_writes_on_the_device():
+    """nonzero's own kernel: counted on the device, allocated at its size, written there, in
+    stream order with the work queued before it; refused inside a graph capture."""
+    torch.manual_seed(0)
+    x = torch.randn(300, 200)
+    d = x.to("openreg")
+    d.mul_(-1)  # queued before nonzero: nonzero must see it
+    got = torch.nonzero(d > 0.5)
+    assert got.device.type == "openreg" and got.dtype == torch.int64
+    assert torch.equal(got.cpu(), torch.nonzero(-x > 0.5))
+    assert torch.nonzero(torch.zeros(5, 5, device="openreg")).shape == (0, 2)
+    assert torch.nonzero(torch.tensor(3.0, device="openreg")).shape == (1, 0)
+    s = torch.Stream(device="openreg")
+    with pytest.raises(RuntimeError, match="shapes depend on the data"):
+        with s, torch.accelerator.Graph():
+            torch.nonzero(d)
