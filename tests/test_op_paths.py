@@ -178,9 +178,9 @@ def test_a_users_first_steps_never_fall_back():
     assert torch.openreg.fallback_counts() == {}
 
 
-def test_nonzero_counts_waits_once_and_writes_on_the_device():
-    """nonzero's own kernel: counted on the device, allocated at its size, written there, in
-    stream order with the work queued before it; refused inside a graph capture."""
+def test_nonzero_and_masked_select_count_wait_once_and_write_on_the_device():
+    """Their own kernels: counted on the device, allocated at size, written there, in stream
+    order with the work queued before them; PyTorch's errors; refused inside a graph capture."""
     torch.manual_seed(0)
     x = torch.randn(300, 200)
     d = x.to("openreg")
@@ -190,7 +190,15 @@ def test_nonzero_counts_waits_once_and_writes_on_the_device():
     assert torch.equal(got.cpu(), torch.nonzero(-x > 0.5))
     assert torch.nonzero(torch.zeros(5, 5, device="openreg")).shape == (0, 2)
     assert torch.nonzero(torch.tensor(3.0, device="openreg")).shape == (1, 0)
+    mask = torch.rand(2, 300, 1) > 0.3  # broadcast against x
+    got = d.masked_select(mask.to("openreg"))
+    assert torch.equal(got.cpu(), (-x).masked_select(mask))
+    with pytest.raises(RuntimeError, match="expected BoolTensor for mask"):
+        d.masked_select(d > 0).masked_select(torch.ones(1, device="openreg"))
+    with pytest.raises(RuntimeError, match="must match the size"):
+        d.masked_select(torch.ones(7, dtype=torch.bool, device="openreg"))
     s = torch.Stream(device="openreg")
-    with pytest.raises(RuntimeError, match="shapes depend on the data"):
-        with s, torch.accelerator.Graph():
-            torch.nonzero(d)
+    for op in (lambda: torch.nonzero(d), lambda: d.masked_select(d > 0)):
+        with pytest.raises(RuntimeError, match="shapes depend on the data"):
+            with s, torch.accelerator.Graph():
+                op()

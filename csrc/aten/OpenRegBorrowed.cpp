@@ -63,7 +63,7 @@ constexpr const char* kBorrowed[] = {
     "cumprod", "cumprod.out", "sort.stable", "sort.values_stable", "topk", "topk.values",
     "logsumexp", "logsumexp.out",
     // outputs whose shapes depend on the data: run, waited for (see run_and_wait)
-    "nonzero.out", "masked_select", "masked_select.out", "_unique", "_unique2",
+    "nonzero.out", "masked_select.out", "_unique", "_unique2",
     "unique_dim", "unique_consecutive", "unique_dim_consecutive", "bincount",
     "repeat_interleave.Tensor", "histc",
     // no Meta kernel in PyTorch: also run and waited for
