@@ -25,7 +25,7 @@ at::Tensor optional_tensor(const c10::IValue& v) { return v.isNone() ? at::Tenso
 
 // Writers hand PyTorch's compute routines dense memory of one dtype; anything
 // else (mixed precision parameters, strided results) takes the usual path.
-bool dense_and_defined_or_absent(std::initializer_list<at::Tensor> results) {
+bool dense_where_defined(std::initializer_list<at::Tensor> results) {
   for (const at::Tensor& t : results) {
     if (t.defined() && !t.is_contiguous()) return false;
   }
@@ -51,7 +51,7 @@ bool layer_norm_writer(const torch::jit::Stack& args, const torch::jit::Stack& o
   at::Tensor weight = optional_tensor(args[2]), bias = optional_tensor(args[3]);
   double eps = args[4].toDouble();
   at::Tensor out = outs[0].toTensor(), mean = outs[1].toTensor(), rstd = outs[2].toTensor();
-  if (!one_dtype(x, {weight, bias, mean, rstd}) || !dense_and_defined_or_absent({out, mean, rstd})) {
+  if (!one_dtype(x, {weight, bias, mean, rstd}) || !dense_where_defined({out, mean, rstd})) {
     return false;
   }
   auto [M, N] = at::native::_check_layer_norm_inputs(x, shape, weight, bias);
@@ -74,7 +74,7 @@ bool layer_norm_backward_writer(const torch::jit::Stack& args, const torch::jit:
   at::Tensor dx = optional_tensor(outs[0]), dweight = optional_tensor(outs[1]),
              dbias = optional_tensor(outs[2]);
   if (!one_dtype(x, {dy, weight, bias, mean, rstd}) ||
-      !dense_and_defined_or_absent({dx, dweight, dbias})) {
+      !dense_where_defined({dx, dweight, dbias})) {
     return false;
   }
   auto [M, N] = at::native::_check_layer_norm_inputs(x, shape, weight, bias);

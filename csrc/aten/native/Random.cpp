@@ -321,7 +321,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
     return {input.clone(), mask};
   }
   double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
-  if (!input.is_privateuseone() || !input.is_contiguous() || !at::isFloatingType(input.scalar_type())) {
+  if (!input.is_contiguous() || !at::isFloatingType(input.scalar_type())) {
     bernoulli_float(mask, 1 - p, std::nullopt);
     return {at::mul(at::mul(input, mask), scale), mask};
   }

@@ -5,8 +5,6 @@
 // TensorIterator) it cost 3x that, and x.sum(-1) of a 16 x 64 matrix 2.8x.
 // Small contiguous float tensors get a raw loop; everything else keeps
 // PyTorch's reduction, borrowed. mean is the same loop, scaled.
-#include <ATen/ops/mean.h>
-#include <ATen/ops/sum.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
