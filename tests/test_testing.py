@@ -7,7 +7,7 @@ openreg and on the CPU and the results must agree, or the check must be in the
 reviewed expected-failure table (torch_openreg/openreg/testing/expected_failures.py).
 
 By default a fast subset runs (chosen to cover the mechanisms most likely to
-break: copies with conjugate/negative bits, FFTs, batch norm, random operators,
+break: copies with conjugate/negative bits, FFTs, batch and layer norm, random operators,
 recurrent networks, reductions, indexing). OPENREG_OPINFO=all instantiates every
 OpInfo; scripts/opinfo_sweep.py runs the whole database with crash isolation.
 

@@ -34,10 +34,10 @@ from .expected_failures import expected_failure
 FAST_OPS = {
     "conj", "resolve_conj", "resolve_neg", "clone",
     "fft.fft", "fft.ifft", "fft.hfft", "fft.ihfft", "fft.hfft2",
-    "nn.functional.batch_norm",
+    "nn.functional.batch_norm", "nn.functional.layer_norm",
     "normal", "bernoulli", "multinomial", "exponential", "nn.functional.dropout",
     "nn.functional.rrelu",
-    "sum", "amax", "std", "cumsum",
+    "sum", "mean", "amax", "std", "cumsum",
     "index_select", "index_put", "gather", "scatter_add", "masked_select", "nonzero",
     "matmul",
 }

@@ -11,16 +11,6 @@ Nothing is skipped silently: an entry without a reason is refused.
 from __future__ import annotations
 
 # LITERALINCLUDE START: TESTING_EXPECTED_FAILURES
-_BORROWED_BN_SHAPES = (
-    "borrowed path: in eval mode the Meta kernel gives save_mean/save_invstd shape [C] where "
-    "the CPU kernel returns [0]; the borrowed kernel trusts Meta (fixed in Borrowed.cpp on the "
-    "perf branch)")
-_BORROWED_BN_DTYPES = (
-    "borrowed path: for half inputs the Meta kernel gives half save_mean/save_invstd where "
-    "the CPU kernel writes float32, so the .out overload rejects them (Borrowed.cpp, perf branch)")
-_BORROWED_NORM_DTYPES = (
-    "borrowed path: for half inputs the Meta kernel gives half mean/rstd outputs where the CPU "
-    "kernel writes float32, so the .out overload rejects them (Borrowed.cpp, perf branch)")
 _ADDR_ROUNDING = (
     "addr has no openreg kernel and decomposes into mul and add, rounding the outer product to "
     "the dtype before adding; the CPU kernel rounds once: results differ by a few ulps")
@@ -35,17 +25,6 @@ _SPARSE = ("sparse layouts are not implemented on openreg: the operator raises "
            "NotImplementedError naming itself and the layout")
 
 EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
-    ("native_batch_norm", "*", "forward"): _BORROWED_BN_SHAPES,
-    ("_native_batch_norm_legit", "*", "forward"): _BORROWED_BN_SHAPES,
-    ("_native_batch_norm_legit", "*", "backward"): _BORROWED_BN_SHAPES,
-    ("native_batch_norm", "float16", "forward"): _BORROWED_BN_DTYPES,
-    ("native_batch_norm", "bfloat16", "forward"): _BORROWED_BN_DTYPES,
-    ("native_layer_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
-    ("native_layer_norm", "bfloat16", "forward"): _BORROWED_NORM_DTYPES,
-    ("nn.functional.layer_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
-    ("nn.functional.layer_norm", "bfloat16", "forward"): _BORROWED_NORM_DTYPES,
-    ("nn.functional.instance_norm", "float16", "forward"): _BORROWED_NORM_DTYPES,
-    ("nn.functional.instance_norm", "bfloat16", "forward"): _BORROWED_NORM_DTYPES,
     ("addr", "float16", "forward"): _ADDR_ROUNDING,
     ("addr", "bfloat16", "forward"): _ADDR_ROUNDING,
     ("pca_lowrank", "complex64", "forward"): _LOWRANK_COMPLEX,
