@@ -12,7 +12,8 @@ def test_known_operators_are_classified():
     assert op_coverage.classify("aten::add.Tensor") == ("openreg kernel", "OpenRegNative.cpp")
     assert op_coverage.classify("aten::sin")[0] == "borrowed kernel"
     assert op_coverage.classify("aten::selu") == ("composite", "implicit")
-    assert op_coverage.classify("aten::abs") == ("composite", "explicit")
+    assert op_coverage.classify("aten::abs") == ("openreg kernel", "Pointwise.cpp")
+    assert op_coverage.classify("aten::zeros_like") == ("composite", "explicit")
     assert op_coverage.classify("aten::_cummax_helper")[0] == "CPU fallback"
     assert op_coverage.classify("aten::tril_indices")[0] == "refused"
     assert op_coverage.classify("aten::_cudnn_rnn")[0] in ("unsupported", "refused")

@@ -1,4 +1,5 @@
-"""Native kernels (add, sub, mul, div, mm, fill_, zero_) agree with the CPU, and check like it."""
+"""Native kernels (add, sub, mul, div, mm, fill_, zero_, the short pointwise paths, cat, stack,
+_to_copy) agree with the CPU, and check like it."""
 
 import pytest
 import torch
@@ -180,6 +181,125 @@ def test_fill_and_zero_on_strided_views():
     expected[:, 1] = -1
     expected[2] = 0
     assert torch.equal(x.cpu(), expected)
+
+
+SHORT_UNARY = {"neg": torch.neg, "abs": torch.abs, "sigmoid": torch.sigmoid, "tanh": torch.tanh}
+SHORT_BINARY = {"maximum": torch.maximum, "minimum": torch.minimum}
+
+
+def special(shape, dtype):
+    """Random values with NaN, infinities and signed zeros among them."""
+    x = torch.randn(shape).mul_(3)
+    flat = x.view(-1)
+    for i, v in enumerate([float("nan"), float("inf"), -float("inf"), 0.0, -0.0]):
+        if i < flat.numel():
+            flat[i * 7 % flat.numel()] = v
+    return x.to(dtype)
+
+
+def bits_equal(got, expected):
+    """Bit for bit: the short path runs the CPU kernel itself (NaNs compare by their bits too)."""
+    assert got.device.type == "openreg" and got.dtype == expected.dtype
+    assert got.shape == expected.shape and got.stride() == expected.stride()
+    got = got.cpu()
+    if expected.dtype.is_floating_point:
+        width = {2: torch.int16, 4: torch.int32, 8: torch.int64}[expected.element_size()]
+        got, expected = got.contiguous().view(width), expected.contiguous().view(width)
+    assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("shape", [(1000,), (7, 9), (0, 3), (40000,)], ids=str)
+@pytest.mark.parametrize("name", list(SHORT_UNARY) + list(SHORT_BINARY) + ["addcmul_"])
+def test_short_pointwise_paths_are_the_cpu_kernels(name, shape, dtype):
+    x, y, z = special(shape, dtype), special(shape, dtype).flip(-1), special(shape, dtype) * 0.5
+    dx, dy, dz = x.to("openreg"), y.to("openreg"), z.to("openreg")
+    if name in SHORT_UNARY:
+        bits_equal(SHORT_UNARY[name](dx), SHORT_UNARY[name](x))
+    elif name in SHORT_BINARY:
+        bits_equal(SHORT_BINARY[name](dx, dy), SHORT_BINARY[name](x, y))
+    else:
+        result = dx.addcmul_(dy, dz, value=0.75)
+        assert result is dx
+        bits_equal(dx, x.addcmul_(y, z, value=0.75))
+
+
+@pytest.mark.parametrize("name", list(SHORT_UNARY) + list(SHORT_BINARY) + ["addcmul_"])
+def test_short_pointwise_paths_leave_other_cases_to_pytorch(name):
+    """Integers, strided views, broadcasting, mixed dtypes and wrong devices: the CPU's results
+    and the CPU's errors."""
+    x = torch.arange(-6, 6).reshape(3, 4)
+    f = torch.randn(4, 3).t()  # strided
+    cases = [(x, x.flip(0)), (f, torch.randn(3, 4)), (torch.randn(3, 4), torch.randn(4)),
+             (torch.randn(3, 4), torch.randn(3, 4, dtype=torch.float64))]
+    for a, b in cases:
+        if name in SHORT_UNARY:  # sigmoid and tanh of integers are floats, as on the CPU
+            expected, got = SHORT_UNARY[name](a), SHORT_UNARY[name](a.to("openreg"))
+        elif name in SHORT_BINARY:
+            expected, got = SHORT_BINARY[name](a, b), SHORT_BINARY[name](a.to("openreg"), b.to("openreg"))
+        else:
+            a = a.double() if b.dtype == torch.float64 else a.clone()
+            d = a.to("openreg")
+            expected, got = a.addcmul_(b, b, value=2), d.addcmul_(b.to("openreg"), b.to("openreg"), value=2)
+        torch.testing.assert_close(got.cpu(), expected)
+        assert got.dtype == expected.dtype and got.stride() == expected.stride()
+    a, b = torch.randn(3, device="openreg:0"), torch.randn(3, device="openreg:1")
+    if name in SHORT_BINARY:
+        with pytest.raises(RuntimeError, match="same device"):
+            SHORT_BINARY[name](a, b)
+    if name == "addcmul_":
+        with pytest.raises(RuntimeError, match="same device"):
+            a.addcmul_(b, b)
+    if name == "neg":
+        with pytest.raises(RuntimeError, match="bool"):
+            torch.neg(torch.ones(3, dtype=torch.bool, device="openreg"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.complex64], ids=str)
+@pytest.mark.parametrize("dim", [0, 1, -1, 2])
+def test_cat_and_stack_match_cpu(dtype, dim):
+    parts = [rand((2, 3, 4), torch.float32).to(dtype) for _ in range(3)]
+    catted = []  # sizes that differ along `dim` only
+    for i in range(3):
+        shape = [2, 3, 4]
+        shape[dim] = 1 + i
+        catted.append(rand(shape, torch.float32).to(dtype))
+    devs = [p.to("openreg") for p in catted]
+    bits_equal(torch.cat(devs, dim=dim), torch.cat(catted, dim=dim))
+    bits_equal(torch.stack([p.to("openreg") for p in parts], dim=dim),
+               torch.stack(parts, dim=dim))
+    # Beyond the short path: mixed dtypes, a strided input, large inputs, legacy empty tensors.
+    big = torch.randn(40000)
+    wider = torch.complex128 if dtype.is_complex else torch.float64
+    strided = parts[1].transpose(0, 1).contiguous().transpose(0, 1)
+    for inputs in ([parts[0], parts[1].to(wider)], [parts[0], strided], [big, big],
+                   [parts[0].reshape(-1), torch.empty(0, dtype=dtype)]):
+        expected = torch.cat(inputs)
+        got = torch.cat([t.to("openreg") for t in inputs])
+        assert torch.equal(got.cpu(), expected) and got.dtype == expected.dtype
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.cat([devs[0], devs[1]], dim=3)
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        torch.stack(devs)
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.cat([torch.ones(2, device="openreg:0"), torch.ones(2, device="openreg:1")])
+
+
+@pytest.mark.parametrize("src", [torch.float32, torch.float16, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("dst", [torch.float16, torch.bfloat16, torch.float64, torch.int32], ids=str)
+def test_dtype_conversion_matches_cpu(src, dst):
+    if src.is_floating_point:
+        x = special((5, 7), torch.float32).to(src)
+    else:
+        x = rand((5, 7), torch.float32) > 0 if src == torch.bool else rand((5, 7), src)
+    d = x.to("openreg")
+    bits_equal(d.to(dst), x.to(dst))
+    bits_equal(d.t().to(dst), x.t().to(dst))  # a strided tensor keeps its layout
+    bits_equal(d[:, :1].to(dst), x[:, :1].to(dst))  # contiguous, with a size-1 dimension's stride kept
+    cl = torch.randn(2, 3, 4, 5).to(src)
+    bits_equal(cl.to("openreg").to(dst, memory_format=torch.channels_last),
+               cl.to(dst, memory_format=torch.channels_last))
+    assert d.to(dst).cpu().dtype == dst and d.to(dtype=src) is d  # same dtype: no copy
 
 
 def test_kernels_are_queued_not_run_inline():

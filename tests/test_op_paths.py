@@ -202,3 +202,29 @@ def test_nonzero_and_masked_select_count_wait_once_and_write_on_the_device():
         with pytest.raises(RuntimeError, match="shapes depend on the data"):
             with s, torch.accelerator.Graph():
                 op()
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64, torch.float32,
+                                   torch.float16, torch.bfloat16, torch.complex64], ids=str)
+@pytest.mark.parametrize("shape", [(1000,), (3, 300), (2, 3, 50, 7), (2,) * 9, ()], ids=str)
+def test_raw_scans_match_the_cpu(shape, dtype):
+    """The raw count and write loops (contiguous, real dtypes, 1 to 8 dimensions, blocks of 256
+    selected elements flushed as they fill) and PyTorch's kernels for the rest (complex, 0-dim,
+    9 dimensions, strided views) give the CPU's indices and values."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(shape, generator=g)
+    x[x.abs() < 0.4] = 0.0
+    if x.numel() > 3:
+        x.view(-1)[:3] = torch.tensor([float("nan"), -0.0, float("inf")])
+    x = x > 0 if dtype == torch.bool else x.to(dtype)
+    mask = torch.rand(shape, generator=g) > 0.5
+    d, dm = x.to("openreg"), mask.to("openreg")
+    views = [(x, d, mask, dm)]
+    if x.dim() >= 2:
+        views.append((x.transpose(0, 1), d.transpose(0, 1), mask.transpose(0, 1), dm.transpose(0, 1)))
+    for cx, dx, cm, dmask in views:
+        assert torch.equal(no_fallback(lambda: torch.nonzero(dx)).cpu(), torch.nonzero(cx))
+        for got, expected in ((no_fallback(lambda: dx.masked_select(dmask)), cx.masked_select(cm)),
+                              (no_fallback(lambda: dx[dmask]), cx[cm])):
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            assert torch.equal(got.cpu().view(torch.uint8), expected.view(torch.uint8))  # bits

@@ -18,11 +18,11 @@ namespace {
 // LITERALINCLUDE START: BORROWED_OPERATOR_LIST
 constexpr const char* kBorrowed[] = {
     // elementwise, unary
-    "neg", "neg_", "neg.out", "exp", "exp_", "exp.out", "exp2", "exp2.out",
+    "neg_", "neg.out", "exp", "exp_", "exp.out", "exp2", "exp2.out",
     "expm1", "expm1.out", "log", "log_", "log.out", "log2", "log2.out", "log10", "log10.out",
     "log1p", "log1p.out", "sqrt", "sqrt_", "sqrt.out", "rsqrt", "rsqrt_", "rsqrt.out", "sin",
-    "sin_", "sin.out", "cos", "cos_", "cos.out", "tan", "tan.out", "tanh", "tanh_", "tanh.out",
-    "sigmoid", "sigmoid_", "sigmoid.out", "sign", "sign.out", "reciprocal", "reciprocal.out",
+    "sin_", "sin.out", "cos", "cos_", "cos.out", "tan", "tan.out", "tanh_", "tanh.out",
+    "sigmoid_", "sigmoid.out", "sign", "sign.out", "reciprocal", "reciprocal.out",
     "floor", "floor.out", "ceil", "ceil.out", "round", "round.out", "trunc", "trunc.out",
     "erf", "erf.out", "erfinv", "erfinv.out", "asin", "asin.out", "acos", "acos.out", "atan",
     "atan.out", "sinh", "sinh.out", "cosh", "cosh.out", "logical_not", "logical_not.out",
@@ -41,7 +41,7 @@ constexpr const char* kBorrowed[] = {
     // elementwise, binary and ternary
     "pow.Tensor_Tensor", "pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out",
     "pow.Tensor_Tensor_out", "atan2", "atan2.out", "remainder.Tensor", "remainder.Tensor_out",
-    "fmod.Tensor", "fmod.Tensor_out", "maximum", "maximum.out", "minimum", "minimum.out",
+    "fmod.Tensor", "fmod.Tensor_out", "maximum.out", "minimum.out",
     "div.Tensor_mode", "div_.Tensor_mode", "div.out_mode", "floor_divide", "floor_divide.out",
     "eq.Tensor", "eq.Scalar", "eq.Tensor_out", "eq.Scalar_out", "ne.Tensor", "ne.Scalar",
     "ne.Tensor_out", "ne.Scalar_out", "lt.Tensor", "lt.Scalar", "lt.Tensor_out", "lt.Scalar_out",
@@ -51,7 +51,7 @@ constexpr const char* kBorrowed[] = {
     "bitwise_and.Tensor_out", "bitwise_or.Tensor", "bitwise_or.Tensor_out", "where.self",
     "where.self_out", "clamp", "clamp_", "clamp.out", "clamp.Tensor", "clamp.Tensor_out",
     "clamp_min", "clamp_min_", "clamp_min.out", "clamp_max", "clamp_max_", "clamp_max.out",
-    "lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out", "addcmul", "addcmul_", "addcmul.out",
+    "lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out", "addcmul", "addcmul.out",
     "addcdiv", "addcdiv_", "addcdiv.out",
     // reductions, scans, sorting
     "sum.IntList_out", "mean.out", "amax", "amax.out", "amin",
@@ -95,11 +95,11 @@ constexpr const char* kBorrowed[] = {
     "native_batch_norm_backward", "_native_batch_norm_legit", "_native_batch_norm_legit.no_stats",
     "native_group_norm", "native_group_norm_backward",
     // indexing, gathering, scattering, joining
-    "index.Tensor", "index.Tensor_out", "index_put_", "_index_put_impl_", "index_select",
+    "index.Tensor_out", "index_put_", "_index_put_impl_", "index_select",
     "index_select.out", "gather", "gather.out", "scatter.src", "scatter_.src", "scatter.value",
     "scatter_.value", "scatter_add", "scatter_add_", "scatter_reduce.two", "scatter_reduce_.two",
     "index_add", "index_add_", "index_add.out", "masked_fill_.Scalar", "masked_fill_.Tensor",
-    "masked_scatter_", "embedding_dense_backward", "cat", "cat.out", "tril", "tril_", "tril.out",
+    "masked_scatter_", "embedding_dense_backward", "cat.out", "tril", "tril_", "tril.out",
     "triu", "triu_", "triu.out", "flip", "roll", "repeat", "arange.start_out", "linspace.out",
     "_foreach_add.List", "_foreach_add_.List", "_foreach_add.Scalar", "_foreach_add_.Scalar",
     "_foreach_mul.Scalar", "_foreach_mul_.Scalar", "_foreach_mul.List", "_foreach_mul_.List",

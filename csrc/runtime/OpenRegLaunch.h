@@ -6,7 +6,9 @@
 #include <c10/util/SmallVector.h>
 #include <openreg.h>
 
+#include <cstddef>
 #include <exception>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -72,30 +74,57 @@ void run_boxed_kernel(void* boxed) {
 }
 // LITERALINCLUDE END: LAUNCH_RUN_BOXED_KERNEL
 
+// LITERALINCLUDE START: LAUNCH_BODY_MEMORY
+// The memory of a queued kernel's body: taken on the launching thread, given
+// back on the stream's worker once the body has run. Small bodies come from a
+// pool that the workers refill (OpenRegLaunch.cpp): with glibc's malloc, a
+// block allocated by one thread and freed by another makes both threads take
+// the same arena lock on every launch, and they queue on it in the kernel
+// (a third of a small operator's time, in a profile).
+void* allocate_body(size_t bytes);
+void free_body(void* memory, size_t bytes);
+// LITERALINCLUDE END: LAUNCH_BODY_MEMORY
+
 template <class F>
 // LITERALINCLUDE START: LAUNCH_RELEASE_BOXED_KERNEL
 void release_boxed_kernel(void* boxed) {
-  delete static_cast<F*>(boxed);
+  static_cast<F*>(boxed)->~F();
+  free_body(boxed, sizeof(F));
 }
 // LITERALINCLUDE END: LAUNCH_RELEASE_BOXED_KERNEL
 }  // namespace detail
 
 // LITERALINCLUDE START: LAUNCH_KERNEL_QUEUE
-// Queues `body` on the current stream of the current device and returns at
+// Queues a kernel on the current stream of the current device and returns at
 // once; the stream's worker runs it later, in order with the stream's work.
-// The driver frees the body when it can never run again (a captured kernel
-// runs at every replay of its graph).
-template <class F>
-void launch_kernel(F&& body) {
-  using Body = std::decay_t<F>;
-  auto* boxed = new Body(std::forward<F>(body));
+// launch_new_kernel<Body>(args...) builds the body in place from `args`;
+// launch_kernel(body) moves or copies an existing one (a lambda). The driver
+// frees the body when it can never run again (a captured kernel runs at every
+// replay of its graph).
+template <class Body, class... Args>
+void launch_new_kernel(Args&&... args) {
+  static_assert(alignof(Body) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned kernel body");
+  void* memory = detail::allocate_body(sizeof(Body));
+  Body* boxed = nullptr;
+  try {
+    boxed = new (memory) Body{std::forward<Args>(args)...};
+  } catch (...) {
+    detail::free_body(memory, sizeof(Body));
+    throw;
+  }
   orStream_t stream = getCurrentOpenRegStream().stream();
   orError_t err = orLaunchKernelEx(stream, &detail::run_boxed_kernel<Body>, boxed,
                                    &detail::release_boxed_kernel<Body>);
   if (err != orSuccess) {
-    if (err != orErrorLaunchFailure) delete boxed;  // a failure under blocking launch ran it
+    // A failure under blocking launch ran the kernel, and the driver released it.
+    if (err != orErrorLaunchFailure) detail::release_boxed_kernel<Body>(boxed);
     OPENREG_CHECK(err);
   }
+}
+
+template <class F>
+void launch_kernel(F&& body) {
+  launch_new_kernel<std::decay_t<F>>(std::forward<F>(body));
 }
 // LITERALINCLUDE END: LAUNCH_KERNEL_QUEUE
 

@@ -194,11 +194,16 @@ bool writes_returns_into(const c10::FunctionSchema& out, const c10::FunctionSche
 // The overload a functional operator writes into, if it has one. PyTorch
 // names most of them `out` (`<overload>_out`); gradients and some losses use
 // `grad_input` and `output` (threshold_backward.grad_input, the backward of
-// ReLU, went through the functional kernel and a copy: 2x the CPU at 1M).
+// ReLU, went through the functional kernel and a copy: 2x the CPU at 1M);
+// full reductions `<name>_out` (all.all_out, any.all_out) or `unary_out`
+// (max, min): borrowed through a copy, x.all() took 2.7x the CPU at 1 K.
 std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema) {
   const std::string& overload = schema.overload_name();
   std::vector<std::string> names = {overload.empty() ? "out" : overload + "_out"};
-  if (overload.empty()) names.insert(names.end(), {"grad_input", "output"});
+  if (overload.empty()) {
+    std::string base = schema.name().substr(schema.name().find("::") + 2);
+    names.insert(names.end(), {"grad_input", "output", base + "_out", "unary_out"});
+  }
   for (const std::string& name : names) {
     auto out = c10::Dispatcher::singleton().findOp({schema.name(), name});
     if (out.has_value() && writes_returns_into(out->schema(), schema)) return out;
@@ -443,6 +448,16 @@ std::vector<c10::IValue> bind_results(const Plan& plan, const torch::jit::Stack&
 // writer or the .out overload filling the new results, else the functional
 // operator and a copy into them.
 struct BorrowedCall {
+  BorrowedCall(const c10::OperatorHandle& op, const Plan& plan, const torch::jit::Stack& stack,
+               size_t first, const std::vector<c10::IValue>& results)
+      : op(op),
+        in_place(plan.in_place),
+        out(plan.out),
+        out_failed(plan.out_failed),
+        writer(plan.writer),
+        args(stack.data() + first, stack.data() + stack.size()),
+        outs(results.data(), results.data() + results.size()) {}
+
   c10::OperatorHandle op;
   bool in_place;
   std::optional<c10::OperatorHandle> out;
@@ -492,17 +507,12 @@ struct BorrowedCall {
   }
 };
 
-// The call is built once, in place on the heap, and the queued kernel owns
-// it: the captures are a few hundred bytes, and moving them twice (into a
-// lambda, then into the queue) showed as about 5% of a small operator's host
-// time in a profile.
+// The call is built once, in place in the kernel body's memory: the captures
+// take about 1.5 KB, and moving them (into a lambda, into the body) showed as
+// about 5% of a small operator's host time in a profile.
 void launch(const c10::OperatorHandle& op, const Plan& plan, const torch::jit::Stack& stack,
             size_t first, const std::vector<c10::IValue>& results) {
-  std::unique_ptr<const BorrowedCall> call(new BorrowedCall{
-      op, plan.in_place, plan.out, plan.out_failed, plan.writer,
-      Captured(stack.data() + first, stack.data() + stack.size()),
-      Captured(results.data(), results.data() + results.size())});
-  launch_kernel([call = std::move(call)] { (*call)(); });
+  c10::openreg::launch_new_kernel<BorrowedCall>(op, plan, stack, first, results);
 }
 // LITERALINCLUDE END: BORROWED_STEP_LAUNCH
 
@@ -616,6 +626,11 @@ std::shared_ptr<const Plan> checked(std::shared_ptr<const Plan> plan, const torc
 }
 // LITERALINCLUDE END: BORROWED_RESULTS_FROM_CPU
 }  // namespace
+
+torch::jit::Stack call_borrowed(const c10::OperatorHandle& op, torch::jit::Stack args) {
+  borrowed_kernel(op, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), &args);
+  return args;
+}
 
 // LITERALINCLUDE START: BORROWED_SET_WRITER
 void set_writer(const char* op, Writer writer) {

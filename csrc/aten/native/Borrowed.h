@@ -11,6 +11,13 @@ namespace at::native::openreg {
 void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                      torch::jit::Stack* stack);
 
+// LITERALINCLUDE START: BORROWED_CALL_BORROWED
+// The borrowed kernel called from a hand-written one, for the arguments its
+// short path does not take: `args` are the operator's arguments, the result
+// is what the operator returns.
+torch::jit::Stack call_borrowed(const c10::OperatorHandle& op, torch::jit::Stack args);
+// LITERALINCLUDE END: BORROWED_CALL_BORROWED
+
 // Registers borrowed_kernel for every remaining ATen operator that has a CPU
 // and a Meta kernel and nothing for openreg; returns how many (see
 // OpenRegBorrowed.cpp). Called once, when torch_openreg is imported.

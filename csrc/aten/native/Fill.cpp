@@ -2,7 +2,10 @@
 #include <ATen/ops/fill.h>
 #include <c10/core/DeviceGuard.h>
 
+#include "../../runtime/OpenRegLaunch.h"
 #include "../../runtime/OpenRegStream.h"
+
+#include <cstring>
 #include "Native.h"
 #include "Operand.h"
 
@@ -21,8 +24,13 @@ at::Tensor& zero_(at::Tensor& self) {
   if (!self.is_non_overlapping_and_dense()) return openreg::fill_(self, 0);
   // Zero is all-zero bytes for every dtype: one memset on the stream.
   c10::DeviceGuard guard(self.device());
-  OPENREG_CHECK(orMemsetAsync(self.mutable_data_ptr(), 0, self.numel() * self.element_size(),
-                              c10::openreg::getCurrentOpenRegStream().stream()));
+  c10::openreg::check_storage_fits(self);
+  struct ZeroKernel {
+    void* data;
+    size_t bytes;
+    void operator()() const { std::memset(c10::openreg::kernel_pointer(data), 0, bytes); }
+  };
+  c10::openreg::launch_kernel(ZeroKernel{self.mutable_data_ptr(), self.numel() * self.element_size()});
   return self;
 }
 

@@ -104,10 +104,9 @@ at::Tensor raw_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
 at::Tensor borrowed_reduction(const c10::OperatorHandle& op, const at::Tensor& self,
                               at::OptionalIntArrayRef dim, bool keepdim,
                               std::optional<c10::ScalarType> dtype) {
-  torch::jit::Stack stack{self, dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue(),
-                          keepdim, dtype};
-  borrowed_kernel(op, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), &stack);
-  return stack.back().toTensor();
+  torch::jit::Stack args{self, dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue(),
+                         keepdim, dtype};
+  return call_borrowed(op, std::move(args)).back().toTensor();
 }
 
 at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,

@@ -33,6 +33,15 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kSpin = std::chrono::microseconds(50);
 // LITERALINCLUDE END: DRIVER_K_SPIN
 
+// LITERALINCLUDE START: DRIVER_K_MAX_PENDING
+// A stream holds at most this many tasks not yet run; a launch beyond that
+// waits for the oldest to finish. Without a bound, a host that launches
+// faster than the device runs queues without end: memory grows, and every
+// task's arguments are freed on another thread long after they were
+// allocated, the slowest pattern for malloc.
+constexpr uint64_t kMaxPending = 1024;
+// LITERALINCLUDE END: DRIVER_K_MAX_PENDING
+
 thread_local bool in_kernel = false;
 thread_local orStream_t running_stream = nullptr;
 
@@ -243,7 +252,14 @@ uint64_t submit(orStream_t s, Task t) {
     wake = s->sleeping;
   }
   if (wake) s->work_cv.notify_one();
-  if (config().launch_blocking && running_stream != s) wait_for(s, ticket);
+  if (running_stream != s) {  // a stream's own worker never waits for itself
+    if (config().launch_blocking) {
+      wait_for(s, ticket);
+    } else if (ticket > kMaxPending &&
+               s->completed.load(std::memory_order_acquire) < ticket - kMaxPending) {
+      wait_for(s, ticket - kMaxPending);  // the queue is full: wait for room, as a GPU's does
+    }
+  }
   return ticket;
 }
 // LITERALINCLUDE END: DRIVER_SUBMIT
