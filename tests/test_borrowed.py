@@ -129,6 +129,30 @@ def test_grad_input_and_output_overloads_match_cpu(name, layout):
         torch.testing.assert_close(d.cpu(), e)
 
 
+OTHER_OUT_NAMES = {  # functional overloads whose out= overload has another name, or a sibling's
+    "all (all.all_out)": lambda x: x.all(),
+    "any (any.all_out)": lambda x: x.any(),
+    "max (max.unary_out)": lambda x: x.max(),
+    "any.dim (any.out, not any.dims_out)": lambda x: x.any(dim=1),
+    "any.dims (any.dims_out)": lambda x: x.any(dim=(0, 1)),
+    "sort.stable (sort.values_stable)": lambda x: x.sort(dim=1, stable=True),
+    "sort (sort.values)": lambda x: x.sort(0, descending=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_OUT_NAMES))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bool, torch.int64], ids=str)
+def test_out_overloads_found_by_their_arguments_match_cpu(name, dtype):
+    """out_variant finds these by name or by trying every overload; the arguments' types must
+    match too (any.dims_out takes int[]? where any.dim takes int), which a wrong pick breaks."""
+    x = torch.randn(7, 9, generator=torch.Generator().manual_seed(2)).mul(4).to(dtype)
+    fn = OTHER_OUT_NAMES[name]
+    expected, got = fn(x), fn(x.to("openreg"))
+    for e, d in zip(*[(r,) if isinstance(r, torch.Tensor) else r for r in (expected, got)]):
+        assert d.device.type == "openreg" and d.dtype == e.dtype and d.shape == e.shape
+        assert torch.equal(d.cpu(), e)
+
+
 LAYER_NORM_CASES = {  # input shape, normalized shape, parameters, input dtype, parameters' dtype
     "2d affine": ((16, 64), (64,), True, torch.float32, torch.float32),
     "3d over two dims": ((4, 8, 12), (8, 12), True, torch.float32, torch.float32),

@@ -179,7 +179,9 @@ bool writes_returns_into(const c10::FunctionSchema& out, const c10::FunctionSche
   const auto& functional = schema.arguments();
   if (args.size() != functional.size() + schema.returns().size()) return false;
   for (size_t i = 0; i < functional.size(); ++i) {
-    if (args[i].name() != functional[i].name()) return false;
+    if (args[i].name() != functional[i].name() || *args[i].type() != *functional[i].type()) {
+      return false;  // any.dims_out takes int[]? where any.dim takes int
+    }
   }
   for (size_t i = 0; i < schema.returns().size(); ++i) {
     const auto& extra = args[functional.size() + i];
@@ -197,6 +199,8 @@ bool writes_returns_into(const c10::FunctionSchema& out, const c10::FunctionSche
 // ReLU, went through the functional kernel and a copy: 2x the CPU at 1M);
 // full reductions `<name>_out` (all.all_out, any.all_out) or `unary_out`
 // (max, min): borrowed through a copy, x.all() took 2.7x the CPU at 1 K.
+// Others have names of their own (sort.stable writes into sort.values_stable):
+// when the usual names miss, every overload of the operator is tried.
 std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema) {
   const std::string& overload = schema.overload_name();
   std::vector<std::string> names = {overload.empty() ? "out" : overload + "_out"};
@@ -206,6 +210,11 @@ std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema
   }
   for (const std::string& name : names) {
     auto out = c10::Dispatcher::singleton().findOp({schema.name(), name});
+    if (out.has_value() && writes_returns_into(out->schema(), schema)) return out;
+  }
+  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (name.name != schema.name() || name.overload_name == overload) continue;
+    auto out = c10::Dispatcher::singleton().findOp(name);
     if (out.has_value() && writes_returns_into(out->schema(), schema)) return out;
   }
   return std::nullopt;

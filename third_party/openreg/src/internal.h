@@ -93,6 +93,7 @@ bool fault_due(orFaultKind kind);  // counts one event of this kind; true if it 
 unsigned stream_delay_us();
 
 // ---- streams ---------------------------------------------------------------
+// LITERALINCLUDE START: DRIVER_TASK
 enum class TaskKind : uint8_t { Kernel, Host };
 struct Task {
   void (*fn)(void*);
@@ -101,6 +102,7 @@ struct Task {
   void (*release)(void*) = nullptr;  // frees `arg` once the task can never run again
   struct PendingActivity* activity = nullptr;  // set only while recording (activity.cpp)
 };
+// LITERALINCLUDE END: DRIVER_TASK
 
 // ---- activity records (activity.cpp) -----------------------------------------
 // A launch made while recording carries a PendingActivity; submit() wraps it.
@@ -119,6 +121,7 @@ void activity_discard(PendingActivity* a);  // captured into a graph: never reco
 
 }  // namespace openreg
 
+// LITERALINCLUDE START: DRIVER_STREAM_STATE
 struct orStream_st {
   int device = 0;
   int priority = 0;
@@ -130,6 +133,9 @@ struct orStream_st {
   std::atomic<uint64_t> submitted{0};
   std::atomic<uint64_t> completed{0};
   std::atomic<int> waiters{0};
+  // The lowest ticket a blocked waiter waits for: the worker wakes waiters
+  // only once `completed` reaches it, not after every task.
+  std::atomic<uint64_t> wake_at{UINT64_MAX};
   bool sleeping = false;
   bool stopping = false;
   std::string error;  // first kernel failure since the last synchronize
@@ -137,6 +143,7 @@ struct orStream_st {
   orGraph_t capture = nullptr;  // while capturing, submitted work goes here
   std::thread worker;
 };
+// LITERALINCLUDE END: DRIVER_STREAM_STATE
 
 struct orGraph_st {
   int device = 0;

@@ -100,11 +100,14 @@ void run_worker(orStream_t s) {
     for (const Task& task : batch) {
       run_task(task);
       if (task.release != nullptr) task.release(task.arg);
-      // seq_cst on both sides of this handshake: a waiter announces itself and
-      // then reads `completed`; we bump `completed` and then read `waiters`.
-      s->completed.fetch_add(1);
-      if (s->waiters.load() > 0) {
+      // seq_cst on both sides of this handshake: a waiter announces itself
+      // (`waiters`, then `wake_at`) and then reads `completed`; we bump
+      // `completed` and then read `waiters` and `wake_at`. A waiter for a
+      // later ticket is not woken by every task: a wake-up is a system call.
+      uint64_t done = s->completed.fetch_add(1) + 1;
+      if (s->waiters.load() > 0 && done >= s->wake_at.load()) {
         std::lock_guard<std::mutex> lock(s->mu);
+        s->wake_at.store(UINT64_MAX);  // each waiter still short of its ticket sets it again
         s->done_cv.notify_all();
       }
     }
@@ -257,7 +260,11 @@ uint64_t submit(orStream_t s, Task t) {
       wait_for(s, ticket);
     } else if (ticket > kMaxPending &&
                s->completed.load(std::memory_order_acquire) < ticket - kMaxPending) {
-      wait_for(s, ticket - kMaxPending);  // the queue is full: wait for room, as a GPU's does
+      // The queue is full: wait, as a GPU's launch does, until half of it
+      // has run. Waiting for one free slot at a time would keep this thread
+      // spinning beside the worker, on the core the worker's parallel CPU
+      // kernels need.
+      wait_for(s, ticket - kMaxPending / 2);
     }
   }
   return ticket;
@@ -271,7 +278,10 @@ void wait_for(orStream_t s, uint64_t ticket) {
     if (i % 256 == 0 && Clock::now() >= spin_until) {
       s->waiters.fetch_add(1);
       std::unique_lock<std::mutex> lock(s->mu);
-      s->done_cv.wait(lock, [&] { return s->completed.load() >= ticket; });
+      s->done_cv.wait(lock, [&] {
+        if (ticket < s->wake_at.load()) s->wake_at.store(ticket);  // under the lock: no race
+        return s->completed.load() >= ticket;
+      });
       s->waiters.fetch_sub(1);
       return;
     }
