@@ -202,3 +202,35 @@ def test_a_plan_takes_the_cpu_kernels_dtypes():
         got = torch.ops.aten.native_layer_norm(x.to("openreg"), [8], w.to("openreg"), b.to("openreg"), 1e-5)
         for e, d in zip(expected, got):
             assert d.dtype == e.dtype and torch.equal(d.cpu(), e)
+
+
+def test_plans_keep_the_cpu_kernels_layout_and_math_bits():
+    """Found by the OpInfo sweep: max_unpool2d's Meta kernel says channels last where the CPU
+    kernel writes rows (a plan takes the CPU's strides); linalg_lu_solve with left=False
+    returns a conjugate view (every call runs as the first); embedding's backward has a Python
+    Meta kernel that takes no out= (no .out overload for it). Each is called twice: the second
+    call runs the cached plan."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(1, 2, 1, 3, generator=g)
+    idx = torch.tensor([[[[7, 15, 11]], [[13, 8, 16]]]])
+    a = torch.randn(3, 3, dtype=torch.complex64, generator=g)
+    lu, piv = torch.linalg.lu_factor(a)
+    b = torch.randn(4, 3, dtype=torch.complex64, generator=g)
+    w = torch.randn(10, 3, generator=g)
+    ids = torch.tensor([1, 2, 4, 2])
+
+    def emb_grad(weight, i):
+        weight = weight.clone().requires_grad_()
+        torch.nn.functional.embedding(i, weight).pow(2).sum().backward()
+        return weight.grad
+
+    d = lambda t: t.to("openreg")  # noqa: E731
+    for _ in range(2):
+        unpooled = torch.nn.functional.max_unpool2d(d(x), d(idx), (3, 2), output_size=(3, 6))
+        assert torch.equal(unpooled.cpu(), torch.nn.functional.max_unpool2d(
+            x, idx, (3, 2), output_size=(3, 6)))
+        for adjoint in (False, True):
+            got = torch.linalg.lu_solve(d(lu), d(piv), d(b), left=False, adjoint=adjoint)
+            expected = torch.linalg.lu_solve(lu, piv, b, left=False, adjoint=adjoint)
+            torch.testing.assert_close(got.cpu(), expected)
+        assert torch.equal(emb_grad(d(w), d(ids)).cpu(), emb_grad(w, ids))

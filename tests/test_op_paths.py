@@ -221,7 +221,7 @@ def test_raw_scans_match_the_cpu(shape, dtype):
     d, dm = x.to("openreg"), mask.to("openreg")
     views = [(x, d, mask, dm)]
     if x.dim() >= 2:
-        views.append((x.transpose(0, 1), d.transpose(0, 1), mask.transpose(0, 1), dm.transpose(0, 1)))
+        views.append(tuple(t.transpose(0, 1) for t in (x, d, mask, dm)))
     for cx, dx, cm, dmask in views:
         assert torch.equal(no_fallback(lambda: torch.nonzero(dx)).cpu(), torch.nonzero(cx))
         for got, expected in ((no_fallback(lambda: dx.masked_select(dmask)), cx.masked_select(cm)),

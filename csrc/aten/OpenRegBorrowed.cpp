@@ -59,6 +59,7 @@ constexpr const char* kBorrowed[] = {
     "argmax.out", "argmin", "argmin.out", "prod", "prod.dim_int", "prod.int_out",
     "var.correction", "var.correction_out", "std.correction", "std.correction_out",
     "var_mean.correction", "std_mean.correction", "linalg_vector_norm", "linalg_vector_norm.out",
+    "linalg_lu_solve",
     "all", "all.dim", "all.all_out", "any", "any.dim", "any.all_out", "cumsum", "cumsum.out",
     "cumprod", "cumprod.out", "sort.stable", "sort.values_stable", "topk", "topk.values",
     "logsumexp", "logsumexp.out",

@@ -261,7 +261,9 @@ bool out_fits(const c10::OperatorHandle& out, const torch::jit::Stack& args,
   trial.insert(trial.end(), outs.begin(), outs.end());
   try {
     out.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &trial);
-  } catch (const c10::Error&) {
+  } catch (const std::exception&) {
+    // A C++ check, or a Python Meta kernel that takes no out= argument at all
+    // (embedding_dense_backward's raises TypeError): no .out overload then.
     return false;
   }
   for (size_t r = 0; r < results.size(); ++r) {
@@ -324,7 +326,8 @@ struct Plan {
   std::shared_ptr<std::atomic<bool>> out_failed = std::make_shared<std::atomic<bool>>(false);
   Writer writer = nullptr;                 // fills the new results directly, if set (set_writer)
   bool checked = false;                    // the shapes were compared with the CPU kernel's
-  bool from_data = false;                  // the shapes depend on the data: no plan possible
+  bool from_data = false;                  // no plan: the shapes depend on the data, or the
+                                           // CPU kernel returns a conjugate or negative view
 };
 // LITERALINCLUDE END: BORROWED_PLAN_TYPE
 
@@ -621,12 +624,25 @@ std::shared_ptr<const Plan> checked(std::shared_ptr<const Plan> plan, const torc
     }
     const at::Tensor& meta = plan->results[r].toTensor();
     const at::Tensor& cpu = produced[r].toTensor();
+    if (cpu.defined() && (cpu.is_conj() || cpu.is_neg())) {
+      // The CPU kernel returns a conjugate view (linalg_lu_solve with
+      // left=False), a bit its .out overload sets on the CPU view of our
+      // result, where the host never sees it: every call of these arguments
+      // runs as the first did, and copies the values over.
+      fixed->from_data = true;
+    }
     if (meta.defined() && cpu.defined() &&
         (meta.sizes() != cpu.sizes() || meta.scalar_type() != cpu.scalar_type())) {
       fixed->results.push_back(at::empty_strided(cpu.sizes(), cpu.strides(),
                                                  cpu.options().device(c10::kMeta)));
       fixed->out.reset();  // the .out overload would want the Meta shapes and dtypes
       fixed->writer = nullptr;  // and so would a writer
+    } else if (meta.defined() && cpu.defined() && meta.strides() != cpu.strides()) {
+      // Same shape, another layout (max_unpool2d's Meta kernel says channels
+      // last where the CPU kernel writes contiguous rows, and its .out
+      // overload writes rows whatever the strides): the CPU's layout.
+      fixed->results.push_back(at::empty_strided(cpu.sizes(), cpu.strides(),
+                                                 meta.options()));
     } else {
       fixed->results.push_back(plan->results[r]);
     }

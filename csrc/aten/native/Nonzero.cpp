@@ -1,4 +1,4 @@
-// Nonzero.cpp: nonzero, masked_select and x[mask] on the device, with the one wait a GPU makes for them.
+// Nonzero.cpp: nonzero, masked_select and x[mask] on the device, with the wait a GPU makes too.
 // LITERALINCLUDE START: NONZERO_INCLUDES
 #include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
@@ -160,7 +160,8 @@ at::Tensor nonzero(const at::Tensor& self) {
   at::Tensor out = empty_openreg({count, self.dim()}, at::kLong, self.device());
   if (out.numel() == 0) return out;
   if (raw_nonzero(self)) {
-    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "nonzero", [&] {
+    auto dtype = self.scalar_type();
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dtype, "nonzero", [&] {
       launch_kernel(RawNonzeroKernel<scalar_t>{
           out.mutable_data_ptr<int64_t>(), self.const_data_ptr<scalar_t>(),
           c10::SmallVector<int64_t, 6>(self.sizes().begin(), self.sizes().end())});

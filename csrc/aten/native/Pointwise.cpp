@@ -70,25 +70,35 @@ at::Tensor unary(const at::Tensor& self) {
   }
   c10::DeviceGuard guard(self.device());
   at::Tensor out = empty_openreg(self.sizes(), self.scalar_type(), self.device());
-  if (out.numel() > 0) c10::openreg::launch_new_kernel<UnaryCall<Op>>(KernelTensor(out), KernelTensor(self));
+  if (out.numel() > 0) {
+    c10::openreg::launch_new_kernel<UnaryCall<Op>>(KernelTensor(out), KernelTensor(self));
+  }
   return out;
 }
 
 struct Neg {
   static constexpr const char* name = "aten::neg";
-  static void out(at::Tensor& o, const at::Tensor& x) { at::_ops::neg_out::redispatch(kCpu, x, o); }
+  static void out(at::Tensor& o, const at::Tensor& x) {
+    at::_ops::neg_out::redispatch(kCpu, x, o);
+  }
 };
 struct Abs {
   static constexpr const char* name = "aten::abs";
-  static void out(at::Tensor& o, const at::Tensor& x) { at::_ops::abs_out::redispatch(kCpu, x, o); }
+  static void out(at::Tensor& o, const at::Tensor& x) {
+    at::_ops::abs_out::redispatch(kCpu, x, o);
+  }
 };
 struct Sigmoid {
   static constexpr const char* name = "aten::sigmoid";
-  static void out(at::Tensor& o, const at::Tensor& x) { at::_ops::sigmoid_out::redispatch(kCpu, x, o); }
+  static void out(at::Tensor& o, const at::Tensor& x) {
+    at::_ops::sigmoid_out::redispatch(kCpu, x, o);
+  }
 };
 struct Tanh {
   static constexpr const char* name = "aten::tanh";
-  static void out(at::Tensor& o, const at::Tensor& x) { at::_ops::tanh_out::redispatch(kCpu, x, o); }
+  static void out(at::Tensor& o, const at::Tensor& x) {
+    at::_ops::tanh_out::redispatch(kCpu, x, o);
+  }
 };
 // LITERALINCLUDE END: POINTWISE_UNARY
 
@@ -123,11 +133,15 @@ at::Tensor binary(const at::Tensor& self, const at::Tensor& other) {
 
 struct Maximum {
   static constexpr const char* name = "aten::maximum";
-  static void out(at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::_ops::maximum_out::redispatch(kCpu, x, y, o); }
+  static void out(at::Tensor& o, const at::Tensor& x, const at::Tensor& y) {
+    at::_ops::maximum_out::redispatch(kCpu, x, y, o);
+  }
 };
 struct Minimum {
   static constexpr const char* name = "aten::minimum";
-  static void out(at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::_ops::minimum_out::redispatch(kCpu, x, y, o); }
+  static void out(at::Tensor& o, const at::Tensor& x, const at::Tensor& y) {
+    at::_ops::minimum_out::redispatch(kCpu, x, y, o);
+  }
 };
 // LITERALINCLUDE END: POINTWISE_BINARY
 

@@ -40,6 +40,8 @@ FAST_OPS = {
     "sum", "mean", "amax", "std", "cumsum",
     "index_select", "index_put", "gather", "scatter_add", "masked_select", "nonzero",
     "matmul",
+    "neg", "sigmoid", "maximum", "addcmul", "cat", "stack", "to",
+    "nn.functional.max_unpool2d", "linalg.lu_solve",
 }
 FAST_MODULES = {"nn.LSTM", "nn.GRU", "nn.RNN", "nn.LSTMCell", "nn.GRUCell", "nn.BatchNorm2d"}
 # LITERALINCLUDE END: TESTING_FAST_SUBSET
