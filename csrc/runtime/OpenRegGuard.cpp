@@ -81,9 +81,7 @@ void OpenRegGuardImpl::synchronizeStream(const Stream& stream) const {
 }
 
 bool OpenRegGuardImpl::isStreamCapturing(const Stream& stream) const {
-  int capturing = 0;
-  OPENREG_CHECK(orStreamIsCapturing(OpenRegStream(stream).stream(), &capturing));
-  return capturing != 0;
+  return OpenRegStream(stream).is_capturing();
 }
 
 void OpenRegGuardImpl::synchronizeDevice(const DeviceIndex device_index) const {

@@ -113,6 +113,15 @@ bool OpenRegStream::query() const {
   return true;
 }
 
+// LITERALINCLUDE START: STREAM_IS_CAPTURING
+bool OpenRegStream::is_capturing() const {
+  if (id() == 0) return false;  // the driver refuses to capture a default stream
+  int capturing = 0;
+  OPENREG_CHECK(orStreamIsCapturing(stream(), &capturing));
+  return capturing != 0;
+}
+// LITERALINCLUDE END: STREAM_IS_CAPTURING
+
 void OpenRegStream::synchronize() const {
   c10::DeviceGuard guard(device());
   OPENREG_CHECK(orStreamSynchronize(stream()));

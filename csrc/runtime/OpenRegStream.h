@@ -26,6 +26,7 @@ class OpenRegStream {
   StreamId id() const { return stream_.id(); }
   int priority() const;
   bool query() const;
+  bool is_capturing() const;  // work queued now is recorded into a graph, not run
   void synchronize() const;
 
   bool operator==(const OpenRegStream& other) const { return stream_ == other.stream_; }

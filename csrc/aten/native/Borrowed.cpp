@@ -200,8 +200,9 @@ bool writes_returns_into(const c10::FunctionSchema& out, const c10::FunctionSche
 // full reductions `<name>_out` (all.all_out, any.all_out) or `unary_out`
 // (max, min): borrowed through a copy, x.all() took 2.7x the CPU at 1 K.
 // Others have names of their own (sort.stable writes into sort.values_stable):
-// when the usual names miss, every overload of the operator is tried.
-std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema) {
+// when the usual names miss, every overload of the operator is tried. The
+// search runs once per operator (every new plan asks), not once per plan.
+std::optional<c10::OperatorHandle> find_out_variant(const c10::FunctionSchema& schema) {
   const std::string& overload = schema.overload_name();
   std::vector<std::string> names = {overload.empty() ? "out" : overload + "_out"};
   if (overload.empty()) {
@@ -218,6 +219,20 @@ std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema
     if (out.has_value() && writes_returns_into(out->schema(), schema)) return out;
   }
   return std::nullopt;
+}
+
+std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema) {
+  static std::mutex mu;
+  static auto* found =
+      new std::unordered_map<const c10::FunctionSchema*, std::optional<c10::OperatorHandle>>();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = found->find(&schema); it != found->end()) return it->second;
+  }
+  std::optional<c10::OperatorHandle> out = find_out_variant(schema);
+  std::lock_guard<std::mutex> lock(mu);
+  found->emplace(&schema, out);
+  return out;
 }
 // LITERALINCLUDE END: BORROWED_OUT_VARIANT
 
@@ -284,14 +299,6 @@ bool borrowing_disabled() {
   return disabled;
 }
 // LITERALINCLUDE END: BORROWED_BORROWING_DISABLED
-
-// LITERALINCLUDE START: BORROWED_STREAM_CAPTURING
-bool stream_capturing() {
-  int capturing = 0;
-  OPENREG_CHECK(orStreamIsCapturing(c10::openreg::getCurrentOpenRegStream().stream(), &capturing));
-  return capturing != 0;
-}
-// LITERALINCLUDE END: BORROWED_STREAM_CAPTURING
 
 // LITERALINCLUDE START: BORROWED_WRITTEN_ARGUMENTS
 // The returns that are arguments (in-place and out= results): the argument's
@@ -536,9 +543,7 @@ void launch(const c10::OperatorHandle& op, const Plan& plan, const torch::jit::S
 // to check the Meta kernel's shapes against what the CPU kernel produces.
 std::vector<c10::IValue> run_and_wait(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
                                       size_t first) {
-  TORCH_CHECK(!stream_capturing(), op.schema().name(), " has outputs whose shapes depend on the "
-              "data: it synchronizes with the device, which a stream being captured into a graph "
-              "cannot do");
+  refuse_while_capturing(op.schema().name());
   Captured args(stack.data() + first, stack.data() + stack.size());
   std::vector<size_t> outs;  // out= arguments: the CPU kernel sizes them, the host copies them
   for (size_t a = 0; a < op.schema().arguments().size(); ++a) {
@@ -677,7 +682,8 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
   std::optional<MetaKey> key;
   std::shared_ptr<const Plan> plan = plan_call(op, *stack, key);
   std::vector<c10::IValue> results;
-  if (plan != nullptr && (plan->checked || plan->in_place || !key || stream_capturing())) {
+  if (plan != nullptr && (plan->checked || plan->in_place || !key ||
+                          c10::openreg::getCurrentOpenRegStream().is_capturing())) {
     results = bind_results(*plan, *stack, first, *device);
     launch(op, *plan, *stack, first, results);
   } else {  // the shapes depend on the data, or a new plan is checked against the CPU kernel

@@ -14,8 +14,16 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
 // LITERALINCLUDE START: BORROWED_CALL_BORROWED
 // The borrowed kernel called from a hand-written one, for the arguments its
 // short path does not take: `args` are the operator's arguments, the result
-// is what the operator returns.
+// is what the operator returns. `Op` is PyTorch's descriptor of the operator
+// (at::_ops::neg, at::_ops::index_Tensor): it names the schema.
 torch::jit::Stack call_borrowed(const c10::OperatorHandle& op, torch::jit::Stack args);
+
+template <class Op>
+torch::jit::Stack call_borrowed(torch::jit::Stack args) {
+  static const c10::OperatorHandle op =
+      c10::Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name);
+  return call_borrowed(op, std::move(args));
+}
 // LITERALINCLUDE END: BORROWED_CALL_BORROWED
 
 // Registers borrowed_kernel for every remaining ATen operator that has a CPU

@@ -2,10 +2,9 @@
 #include <ATen/ops/fill.h>
 #include <c10/core/DeviceGuard.h>
 
-#include "../../runtime/OpenRegLaunch.h"
-#include "../../runtime/OpenRegStream.h"
-
 #include <cstring>
+
+#include "../../runtime/OpenRegLaunch.h"
 #include "Native.h"
 #include "Operand.h"
 
@@ -22,7 +21,7 @@ at::Tensor& fill_(at::Tensor& self, const c10::Scalar& value) {
 at::Tensor& zero_(at::Tensor& self) {
   if (self.numel() == 0) return self;
   if (!self.is_non_overlapping_and_dense()) return openreg::fill_(self, 0);
-  // Zero is all-zero bytes for every dtype: one memset on the stream.
+  // Zero is all-zero bytes for every dtype: one memset, queued as a kernel.
   c10::DeviceGuard guard(self.device());
   c10::openreg::check_storage_fits(self);
   struct ZeroKernel {

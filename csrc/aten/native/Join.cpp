@@ -9,6 +9,7 @@
 // tensors where PyTorch's parallel copy wins) stay with PyTorch's kernel.
 // LITERALINCLUDE START: JOIN_INCLUDES
 #include <ATen/WrapDimUtils.h>
+#include <ATen/ops/cat_ops.h>
 #include <ATen/ops/stack_native.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/SmallVector.h>
@@ -104,8 +105,7 @@ at::Tensor join(at::TensorList tensors, int64_t d, at::IntArrayRef shape) {
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
   c10::SmallVector<at::Tensor, 4> list(tensors.begin(), tensors.end());
   if (!joinable(list, dim, /*same_sizes=*/false)) {
-    static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::cat", "");
-    return call_borrowed(op, {std::vector<at::Tensor>(list.begin(), list.end()), dim})
+    return call_borrowed<at::_ops::cat>({std::vector<at::Tensor>(list.begin(), list.end()), dim})
         .back()
         .toTensor();
   }

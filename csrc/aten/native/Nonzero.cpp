@@ -3,6 +3,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/count_nonzero.h>
+#include <ATen/ops/index_ops.h>
 #include <ATen/ops/masked_select.h>
 #include <ATen/ops/nonzero.h>
 #include <c10/core/DeviceGuard.h>
@@ -129,11 +130,7 @@ struct RawMaskedSelectKernel {
 //
 // count_on_device launches the counting kernel and waits for its result.
 int64_t count_on_device(const char* op, const at::Tensor& t) {
-  auto stream = c10::openreg::getCurrentOpenRegStream();
-  int capturing = 0;
-  OPENREG_CHECK(orStreamIsCapturing(stream.stream(), &capturing));
-  TORCH_CHECK(!capturing, op, " has outputs whose shapes depend on the data: it synchronizes "
-              "with the device, which a stream being captured into a graph cannot do");
+  refuse_while_capturing(op);
   auto count = std::make_shared<int64_t>(0);
   if (raw_scannable(t)) {
     c10::openreg::check_storage_fits(t);  // raw pointers skip KernelTensor's check
@@ -147,7 +144,7 @@ int64_t count_on_device(const char* op, const at::Tensor& t) {
       *count = at::count_nonzero(in.cpu()).item<int64_t>();
     });
   }
-  stream.synchronize();
+  c10::openreg::getCurrentOpenRegStream().synchronize();
   return *count;
 }
 
@@ -225,8 +222,7 @@ at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tenso
       return openreg::masked_select(self, *mask);
     }
   }
-  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::index", "Tensor");
-  return call_borrowed(op, {self, indices}).back().toTensor();
+  return call_borrowed<at::_ops::index_Tensor>({self, indices}).back().toTensor();
 }
 // LITERALINCLUDE END: NONZERO_MASKED_SELECT
 }  // namespace

@@ -46,4 +46,12 @@ void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_
               " doesn't match the broadcast shape ", result_shape);
 }
 
+// LITERALINCLUDE START: OPERAND_REFUSE_DEF
+void refuse_while_capturing(std::string_view op) {
+  TORCH_CHECK(!c10::openreg::getCurrentOpenRegStream().is_capturing(), op,
+              " has outputs whose shapes depend on the data: it synchronizes with the device, "
+              "which a stream being captured into a graph cannot do");
+}
+// LITERALINCLUDE END: OPERAND_REFUSE_DEF
+
 }  // namespace at::native::openreg

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "../../runtime/OpenRegLaunch.h"
 
@@ -83,5 +84,12 @@ c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tens
 // The dtype checks an out= or in-place result gets on CPU, done before launch.
 void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_dtype,
                   c10::IntArrayRef result_shape);
+
+// LITERALINCLUDE START: OPERAND_REFUSE_WHILE_CAPTURING
+// An operator whose outputs' shapes depend on the data waits for the device
+// (nonzero, masked_select, unique): raises if the current stream is being
+// captured into a graph, which cannot wait for anything.
+void refuse_while_capturing(std::string_view op);
+// LITERALINCLUDE END: OPERAND_REFUSE_WHILE_CAPTURING
 
 }  // namespace at::native::openreg

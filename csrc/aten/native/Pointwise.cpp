@@ -39,10 +39,6 @@ bool plain(const at::Tensor& t, c10::ScalarType dtype, at::IntArrayRef sizes) {
          t.sizes() == sizes && t.is_contiguous() && !t.is_neg();
 }
 
-c10::OperatorHandle aten_op(const char* name, const char* overload) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
-}
-
 // Inside a kernel, the CPU kernel is called directly: its tensors need no
 // autograd, and skipping that layer saves the stream's worker a few hundred
 // nanoseconds a call.
@@ -50,99 +46,61 @@ const c10::DispatchKeySet kCpu(c10::DispatchKey::CPU);
 // LITERALINCLUDE END: POINTWISE_PLAIN
 
 // LITERALINCLUDE START: POINTWISE_UNARY
-// y = op(x). `Op::out` calls PyTorch's out= overload: inside the kernel it
-// writes the CPU kernel's results straight into the device tensor.
-template <class Op>
+// y = op(x). `Op` and `OpOut` are PyTorch's descriptors of the functional
+// operator and its out= overload (at::_ops::neg, at::_ops::neg_out): inside
+// the kernel, the out= overload writes the CPU kernel's results straight into
+// the device tensor; the functional one names what the borrowed kernel runs.
+template <class OpOut>
 struct UnaryCall {
   KernelTensor out;
   KernelTensor self;
   void operator()() const {
     at::Tensor result = out.cpu();
-    Op::out(result, self.cpu());
+    OpOut::redispatch(kCpu, self.cpu(), result);
   }
 };
 
-template <class Op>
+template <class Op, class OpOut>
 at::Tensor unary(const at::Tensor& self) {
   if (!plain(self, self.scalar_type(), self.sizes())) {
-    static const c10::OperatorHandle op = aten_op(Op::name, "");
-    return call_borrowed(op, {self}).back().toTensor();
+    return call_borrowed<Op>({self}).back().toTensor();
   }
   c10::DeviceGuard guard(self.device());
   at::Tensor out = empty_openreg(self.sizes(), self.scalar_type(), self.device());
   if (out.numel() > 0) {
-    c10::openreg::launch_new_kernel<UnaryCall<Op>>(KernelTensor(out), KernelTensor(self));
+    c10::openreg::launch_new_kernel<UnaryCall<OpOut>>(KernelTensor(out), KernelTensor(self));
   }
   return out;
 }
-
-struct Neg {
-  static constexpr const char* name = "aten::neg";
-  static void out(at::Tensor& o, const at::Tensor& x) {
-    at::_ops::neg_out::redispatch(kCpu, x, o);
-  }
-};
-struct Abs {
-  static constexpr const char* name = "aten::abs";
-  static void out(at::Tensor& o, const at::Tensor& x) {
-    at::_ops::abs_out::redispatch(kCpu, x, o);
-  }
-};
-struct Sigmoid {
-  static constexpr const char* name = "aten::sigmoid";
-  static void out(at::Tensor& o, const at::Tensor& x) {
-    at::_ops::sigmoid_out::redispatch(kCpu, x, o);
-  }
-};
-struct Tanh {
-  static constexpr const char* name = "aten::tanh";
-  static void out(at::Tensor& o, const at::Tensor& x) {
-    at::_ops::tanh_out::redispatch(kCpu, x, o);
-  }
-};
 // LITERALINCLUDE END: POINTWISE_UNARY
 
 // LITERALINCLUDE START: POINTWISE_BINARY
 // z = op(x, y) for two operands of one dtype and one shape.
-template <class Op>
+template <class OpOut>
 struct BinaryCall {
   KernelTensor out;
   KernelTensor self;
   KernelTensor other;
   void operator()() const {
     at::Tensor result = out.cpu();
-    Op::out(result, self.cpu(), other.cpu());
+    OpOut::redispatch(kCpu, self.cpu(), other.cpu(), result);
   }
 };
 
-template <class Op>
+template <class Op, class OpOut>
 at::Tensor binary(const at::Tensor& self, const at::Tensor& other) {
   if (!plain(self, self.scalar_type(), self.sizes()) ||
       !plain(other, self.scalar_type(), self.sizes()) || self.device() != other.device()) {
-    static const c10::OperatorHandle op = aten_op(Op::name, "");
-    return call_borrowed(op, {self, other}).back().toTensor();
+    return call_borrowed<Op>({self, other}).back().toTensor();
   }
   c10::DeviceGuard guard(self.device());
   at::Tensor out = empty_openreg(self.sizes(), self.scalar_type(), self.device());
   if (out.numel() > 0) {
-    c10::openreg::launch_new_kernel<BinaryCall<Op>>(KernelTensor(out), KernelTensor(self),
-                                                    KernelTensor(other));
+    c10::openreg::launch_new_kernel<BinaryCall<OpOut>>(KernelTensor(out), KernelTensor(self),
+                                                       KernelTensor(other));
   }
   return out;
 }
-
-struct Maximum {
-  static constexpr const char* name = "aten::maximum";
-  static void out(at::Tensor& o, const at::Tensor& x, const at::Tensor& y) {
-    at::_ops::maximum_out::redispatch(kCpu, x, y, o);
-  }
-};
-struct Minimum {
-  static constexpr const char* name = "aten::minimum";
-  static void out(at::Tensor& o, const at::Tensor& x, const at::Tensor& y) {
-    at::_ops::minimum_out::redispatch(kCpu, x, y, o);
-  }
-};
 // LITERALINCLUDE END: POINTWISE_BINARY
 
 // LITERALINCLUDE START: POINTWISE_ADDCMUL
@@ -164,8 +122,7 @@ at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& tensor1, const at::Tens
   if (!plain(self, dtype, self.sizes()) || !plain(tensor1, dtype, self.sizes()) ||
       !plain(tensor2, dtype, self.sizes()) || tensor1.device() != self.device() ||
       tensor2.device() != self.device()) {
-    static const c10::OperatorHandle op = aten_op("aten::addcmul_", "");
-    call_borrowed(op, {self, tensor1, tensor2, value});
+    call_borrowed<at::_ops::addcmul_>({self, tensor1, tensor2, value});
     return self;
   }
   if (self.numel() == 0) return self;
@@ -179,12 +136,13 @@ at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& tensor1, const at::Tens
 
 // LITERALINCLUDE START: POINTWISE_REGISTER
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("neg", TORCH_FN(unary<Neg>));
-  m.impl("abs", TORCH_FN(unary<Abs>));
-  m.impl("sigmoid", TORCH_FN(unary<Sigmoid>));
-  m.impl("tanh", TORCH_FN(unary<Tanh>));
-  m.impl("maximum", TORCH_FN(binary<Maximum>));
-  m.impl("minimum", TORCH_FN(binary<Minimum>));
+  namespace ops = at::_ops;
+  m.impl("neg", TORCH_FN((unary<ops::neg, ops::neg_out>)));
+  m.impl("abs", TORCH_FN((unary<ops::abs, ops::abs_out>)));
+  m.impl("sigmoid", TORCH_FN((unary<ops::sigmoid, ops::sigmoid_out>)));
+  m.impl("tanh", TORCH_FN((unary<ops::tanh, ops::tanh_out>)));
+  m.impl("maximum", TORCH_FN((binary<ops::maximum, ops::maximum_out>)));
+  m.impl("minimum", TORCH_FN((binary<ops::minimum, ops::minimum_out>)));
   m.impl("addcmul_", TORCH_FN(addcmul_));
 }
 // LITERALINCLUDE END: POINTWISE_REGISTER

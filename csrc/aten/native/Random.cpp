@@ -112,10 +112,9 @@ void for_each_coin(const Draw& draw, int64_t n, uint64_t threshold, const F& f) 
 // Reserves `numel` blocks of the generator's stream, on the host, in launch
 // order: the kernel then knows exactly which numbers are its own.
 Draw reserve(c10::Device device, uint64_t blocks, std::optional<at::Generator> gen) {
-  int capturing = 0;
-  OPENREG_CHECK(orStreamIsCapturing(c10::openreg::getCurrentOpenRegStream().stream(), &capturing));
-  TORCH_CHECK(!capturing, "random operators cannot be captured in an openreg graph: every replay "
-              "would repeat the numbers drawn at capture");
+  TORCH_CHECK(!c10::openreg::getCurrentOpenRegStream().is_capturing(), "random operators cannot "
+              "be captured in an openreg graph: every replay would repeat the numbers drawn at "
+              "capture");
   auto* generator = at::get_generator_or_default<OpenRegGeneratorImpl>(
       gen, c10::openreg::default_generator(device.index()));
   TORCH_CHECK(generator->device() == device, "expected a generator on ", device,

@@ -26,29 +26,26 @@ using c10::openreg::KernelTensor;
 // LITERALINCLUDE START: REDUCE_RAW_SUM
 constexpr int64_t kShortPathMaxNumel = 32768;  // beyond this, the borrowed path's cost is noise
 
-// A reduction the short path takes: over the last dimension, or over all of
-// them, of a small contiguous float or double tensor, in its own dtype.
-bool short_reduction(const at::Tensor& self, at::OptionalIntArrayRef dim,
-                     std::optional<c10::ScalarType> dtype) {
+// The result's shape when the short path takes the reduction: over the last
+// dimension, or over all of them, of a small contiguous float or double
+// tensor, in its own dtype. Otherwise (other dimensions, an out-of-range one,
+// other dtypes, strided or large inputs) nullopt: borrowed.
+std::optional<at::DimVector> short_path_shape(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                              bool keepdim, std::optional<c10::ScalarType> dtype) {
   c10::openreg::check_storage_fits(self);  // a shrunk storage: PyTorch's usual error
   c10::ScalarType t = self.scalar_type();
   const int64_t ndim = self.dim();
   if (!self.is_contiguous() || self.numel() == 0 || self.numel() > kShortPathMaxNumel ||
       (t != at::kFloat && t != at::kDouble) || (dtype.has_value() && *dtype != t)) {
-    return false;
+    return std::nullopt;
   }
   bool all = !dim.has_value() || dim->empty() || (ndim == 0 && dim->size() == 1 &&
                                                   ((*dim)[0] == 0 || (*dim)[0] == -1));
   bool last = !all && ndim > 0 && dim->size() == 1 && ((*dim)[0] == ndim - 1 || (*dim)[0] == -1);
-  return all || last;  // other dimensions, or an out-of-range one: borrowed
-}
-
-// The result's shape: `self` reduced over `dim` (all dimensions when empty).
-at::DimVector reduced_shape(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
-  bool all = !dim.has_value() || dim->empty() || self.dim() == 0;
+  if (!all && !last) return std::nullopt;
   at::DimVector shape;
   if (all) {
-    if (keepdim) shape.assign(self.dim(), 1);  // else a 0-dim result
+    if (keepdim) shape.assign(ndim, 1);  // else a 0-dim result
   } else {
     shape.assign(self.sizes().begin(), self.sizes().end() - 1);
     if (keepdim) shape.push_back(1);
@@ -56,64 +53,54 @@ at::DimVector reduced_shape(const at::Tensor& self, at::OptionalIntArrayRef dim,
   return shape;
 }
 
-// PyTorch's CPU sum or mean, called below autograd, writing into the result.
+// PyTorch's CPU reduction, called below autograd, writing into the result.
+// `OpOut` is its out= overload's descriptor (at::_ops::sum_IntList_out,
+// at::_ops::mean_out).
+template <class OpOut>
 struct ReduceCall {
   KernelTensor out;
   KernelTensor self;
   std::optional<c10::SmallVector<int64_t, 2>> dim;
   bool keepdim;
-  bool mean;
 
   void operator()() const {
-    const c10::DispatchKeySet cpu(c10::DispatchKey::CPU);
     at::Tensor result = out.cpu();
     at::OptionalIntArrayRef dims = dim.has_value() ? at::OptionalIntArrayRef(*dim) : std::nullopt;
-    if (mean) {
-      at::_ops::mean_out::redispatch(cpu, self.cpu(), dims, keepdim, std::nullopt, result);
-    } else {
-      at::_ops::sum_IntList_out::redispatch(cpu, self.cpu(), dims, keepdim, std::nullopt, result);
-    }
+    OpOut::redispatch(c10::DispatchKeySet(c10::DispatchKey::CPU), self.cpu(), dims, keepdim,
+                      std::nullopt, result);
   }
 };
 
-// The short path's result, or an undefined tensor when it does not apply.
-at::Tensor short_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                     std::optional<c10::ScalarType> dtype, bool mean) {
-  if (!short_reduction(self, dim, dtype)) return at::Tensor();
+// sum(dim) or mean(dim): the short path when it applies, else PyTorch's
+// reduction through the borrowed kernel (which also raises PyTorch's errors:
+// integer means, dimensions out of range). `Op` is the functional operator.
+template <class Op, class OpOut>
+at::Tensor reduce(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<c10::ScalarType> dtype) {
+  std::optional<at::DimVector> shape = short_path_shape(self, dim, keepdim, dtype);
+  if (!shape.has_value()) {
+    return call_borrowed<Op>({self, dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue(),
+                              keepdim, dtype})
+        .back()
+        .toTensor();
+  }
   c10::DeviceGuard guard(self.device());
-  at::Tensor out = empty_openreg(reduced_shape(self, dim, keepdim), self.scalar_type(),
-                                 self.device());
+  at::Tensor out = empty_openreg(*shape, self.scalar_type(), self.device());
   std::optional<c10::SmallVector<int64_t, 2>> dims;
   if (dim.has_value()) dims.emplace(dim->begin(), dim->end());
-  c10::openreg::launch_new_kernel<ReduceCall>(KernelTensor(out), KernelTensor(self),
-                                              std::move(dims), keepdim, mean);
+  c10::openreg::launch_new_kernel<ReduceCall<OpOut>>(KernelTensor(out), KernelTensor(self),
+                                                     std::move(dims), keepdim);
   return out;
-}
-
-// Everything else: PyTorch's reduction, through the borrowed kernel (which
-// also raises PyTorch's errors: integer means, dimensions out of range).
-at::Tensor borrowed_reduction(const c10::OperatorHandle& op, const at::Tensor& self,
-                              at::OptionalIntArrayRef dim, bool keepdim,
-                              std::optional<c10::ScalarType> dtype) {
-  torch::jit::Stack args{self, dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue(),
-                         keepdim, dtype};
-  return call_borrowed(op, std::move(args)).back().toTensor();
 }
 
 at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<c10::ScalarType> dtype) {
-  at::Tensor out = short_sum(self, dim, keepdim, dtype, /*mean=*/false);
-  if (out.defined()) return out;
-  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::sum", "dim_IntList");
-  return borrowed_reduction(op, self, dim, keepdim, dtype);
+  return reduce<at::_ops::sum_dim_IntList, at::_ops::sum_IntList_out>(self, dim, keepdim, dtype);
 }
 
 at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype) {
-  at::Tensor out = short_sum(self, dim, keepdim, dtype, /*mean=*/true);
-  if (out.defined()) return out;
-  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::mean", "dim");
-  return borrowed_reduction(op, self, dim, keepdim, dtype);
+  return reduce<at::_ops::mean_dim, at::_ops::mean_out>(self, dim, keepdim, dtype);
 }
 
 // The full reductions: one row.
