@@ -10,7 +10,8 @@ import op_coverage  # noqa: E402
 
 def test_known_operators_are_classified():
     assert op_coverage.classify("aten::add.Tensor") == ("openreg kernel", "OpenRegNative.cpp")
-    assert op_coverage.classify("aten::sin")[0] == "borrowed kernel"
+    assert op_coverage.classify("aten::tan")[0] == "borrowed kernel"
+    assert op_coverage.classify("aten::sin") == ("openreg kernel", "Pointwise.cpp")
     assert op_coverage.classify("aten::selu") == ("composite", "implicit")
     assert op_coverage.classify("aten::abs") == ("openreg kernel", "Pointwise.cpp")
     assert op_coverage.classify("aten::zeros_like") == ("composite", "explicit")

@@ -1,6 +1,8 @@
 """Native kernels (add, sub, mul, div, mm, fill_, zero_, the short pointwise paths, cat, stack,
 _to_copy) agree with the CPU, and check like it."""
 
+import re
+
 import pytest
 import torch
 
@@ -116,28 +118,40 @@ ROW_REDUCTIONS = [  # shape, keyword arguments: the short path's cases and the b
 ]
 
 
-@pytest.mark.parametrize("reduce", ["sum", "mean"])
+REDUCERS = {
+    "sum": lambda x, **kw: x.sum(**kw),
+    "mean": lambda x, **kw: x.mean(**kw),
+    "vector_norm": lambda x, **kw: torch.linalg.vector_norm(x, **kw),
+    "vector_norm (1)": lambda x, **kw: torch.linalg.vector_norm(x, 1, **kw),
+    "vector_norm (inf)": lambda x, **kw: torch.linalg.vector_norm(x, float("inf"), **kw),
+    "vector_norm (0)": lambda x, **kw: torch.linalg.vector_norm(x, 0, **kw),
+}
+
+
+@pytest.mark.parametrize("reduce", REDUCERS)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16])
-def test_sum_and_mean_over_dimensions_match_cpu(reduce, dtype):
-    """sum(dim) and mean(dim): the last or every dimension of small float tensors on the short
-    path, the rest borrowed; results (bit for bit), shapes, dtypes and errors as on the CPU."""
+def test_reductions_over_dimensions_match_cpu(reduce, dtype):
+    """sum, mean and vector_norm over dimensions: the last or every dimension of small float
+    tensors on the short path, the rest borrowed; results (bit for bit), shapes, dtypes and
+    errors as on the CPU."""
     torch.manual_seed(0)
+    fn = REDUCERS[reduce]
     for shape, kwargs in ROW_REDUCTIONS:
         x = (torch.randn(shape) * 10).to(dtype)
         try:
-            expected = getattr(x, reduce)(**kwargs)
-        except RuntimeError as error:  # the mean of integers
+            expected = fn(x, **kwargs)
+        except RuntimeError as error:  # the mean or norm of integers
             with pytest.raises(RuntimeError, match=str(error).split(":")[0]):
-                getattr(x.to("openreg"), reduce)(**kwargs)
+                fn(x.to("openreg"), **kwargs)
             continue
-        got = getattr(x.to("openreg"), reduce)(**kwargs).cpu()
+        got = fn(x.to("openreg"), **kwargs).cpu()
         assert got.shape == expected.shape and got.dtype == expected.dtype, (shape, kwargs)
         assert torch.equal(got, expected) or (got.isnan() & expected.isnan()).all(), (shape, kwargs)
     x = torch.randn(16, 64, device="openreg")
-    assert getattr(x, reduce)(1, dtype=torch.float64).dtype == torch.float64
-    torch.testing.assert_close(getattr(x.t(), reduce)(1).cpu(), getattr(x.cpu().t(), reduce)(1))
+    assert fn(x, dim=1, dtype=torch.float64).dtype == torch.float64
+    torch.testing.assert_close(fn(x.t(), dim=1).cpu(), fn(x.cpu().t(), dim=1))
     with pytest.raises(IndexError, match="Dimension out of range"):
-        getattr(x, reduce)(5)
+        fn(x, dim=5)
 
 
 def test_inplace_checks_happen_before_launch():
@@ -183,8 +197,28 @@ def test_fill_and_zero_on_strided_views():
     assert torch.equal(x.cpu(), expected)
 
 
-SHORT_UNARY = {"neg": torch.neg, "abs": torch.abs, "sigmoid": torch.sigmoid, "tanh": torch.tanh}
-SHORT_BINARY = {"maximum": torch.maximum, "minimum": torch.minimum}
+SHORT_UNARY = {
+    "neg": torch.neg, "abs": torch.abs, "sigmoid": torch.sigmoid, "tanh": torch.tanh,
+    "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
+    "sin": torch.sin, "cos": torch.cos, "isfinite": torch.isfinite,
+    "clamp": lambda x: x.clamp(-0.5, 0.5), "clamp (min)": lambda x: x.clamp(min=0.25),
+    "leaky_relu": lambda x: torch.nn.functional.leaky_relu(x, 0.2),
+    "pow": lambda x: x.pow(2), "pow (0.5)": lambda x: x.pow(0.5),
+    "eq (scalar)": lambda x: x == 0, "ne (scalar)": lambda x: x != 0,
+    "lt (scalar)": lambda x: x < 0.5, "le (scalar)": lambda x: x <= 0.5,
+    "gt (scalar)": lambda x: x > 0.5, "ge (scalar)": lambda x: x >= 0.5,
+}
+SHORT_BINARY = {
+    "maximum": torch.maximum, "minimum": torch.minimum, "eq": torch.eq, "ne": torch.ne,
+    "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge,
+    "threshold_backward": lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.1),
+}
+SHORT_IN_PLACE = {
+    "addcmul_": lambda x, y, z: x.addcmul_(y, z, value=0.75),
+    "addcdiv_": lambda x, y, z: x.addcdiv_(y, z, value=0.75),
+    "lerp_": lambda x, y, z: x.lerp_(y, 0.3),
+}
+SHORT = list(SHORT_UNARY) + list(SHORT_BINARY) + list(SHORT_IN_PLACE)
 
 
 def special(shape, dtype):
@@ -213,7 +247,7 @@ FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("shape", [(1000,), (7, 9), (0, 3), (40000,)], ids=str)
-@pytest.mark.parametrize("name", list(SHORT_UNARY) + list(SHORT_BINARY) + ["addcmul_"])
+@pytest.mark.parametrize("name", SHORT)
 def test_short_pointwise_paths_are_the_cpu_kernels(name, shape, dtype):
     x, y, z = special(shape, dtype), special(shape, dtype).flip(-1), special(shape, dtype) * 0.5
     dx, dy, dz = x.to("openreg"), y.to("openreg"), z.to("openreg")
@@ -222,42 +256,57 @@ def test_short_pointwise_paths_are_the_cpu_kernels(name, shape, dtype):
     elif name in SHORT_BINARY:
         bits_equal(SHORT_BINARY[name](dx, dy), SHORT_BINARY[name](x, y))
     else:
-        result = dx.addcmul_(dy, dz, value=0.75)
+        result = SHORT_IN_PLACE[name](dx, dy, dz)
         assert result is dx
-        bits_equal(dx, x.addcmul_(y, z, value=0.75))
+        bits_equal(dx, SHORT_IN_PLACE[name](x, y, z))
 
 
-@pytest.mark.parametrize("name", list(SHORT_UNARY) + list(SHORT_BINARY) + ["addcmul_"])
+def same_outcome(fn, *args):
+    """fn on CPU tensors and on their openreg copies: the same values, dtype and strides, or the
+    same error (raised by the call, or, if the CPU kernel raised it inside the device's kernel,
+    by the next synchronization, as a GPU reports a kernel's failure)."""
+    try:
+        expected = fn(*args)
+    except RuntimeError as error:
+        message = str(error).splitlines()[0]
+        with pytest.raises(RuntimeError, match=re.escape(message[:40])):
+            fn(*[a.to("openreg") for a in args])
+            torch.openreg.synchronize()
+        return
+    got = fn(*[a.to("openreg") for a in args])
+    torch.testing.assert_close(got.cpu(), expected, equal_nan=True)
+    assert got.dtype == expected.dtype and got.stride() == expected.stride()
+
+
+@pytest.mark.parametrize("name", SHORT)
 def test_short_pointwise_paths_leave_other_cases_to_pytorch(name):
-    """Integers, strided views, broadcasting, mixed dtypes and wrong devices: the CPU's results
-    and the CPU's errors."""
+    """Integers, strided views, broadcasting, mixed dtypes, complex scalars and wrong devices:
+    the CPU's results and the CPU's errors."""
     x = torch.arange(-6, 6).reshape(3, 4)
     f = torch.randn(4, 3).t()  # strided
     cases = [(x, x.flip(0)), (f, torch.randn(3, 4)), (torch.randn(3, 4), torch.randn(4)),
              (torch.randn(3, 4), torch.randn(3, 4, dtype=torch.float64))]
     for a, b in cases:
-        if name in SHORT_UNARY:  # sigmoid and tanh of integers are floats, as on the CPU
-            expected, got = SHORT_UNARY[name](a), SHORT_UNARY[name](a.to("openreg"))
+        if name in SHORT_UNARY:  # sqrt of integers is a float, as on the CPU
+            same_outcome(SHORT_UNARY[name], a)
         elif name in SHORT_BINARY:
-            fn = SHORT_BINARY[name]
-            expected, got = fn(a, b), fn(a.to("openreg"), b.to("openreg"))
+            same_outcome(SHORT_BINARY[name], a, b)
         else:
             a = a.double() if b.dtype == torch.float64 else a.clone()
-            d = a.to("openreg")
-            db = b.to("openreg")
-            expected, got = a.addcmul_(b, b, value=2), d.addcmul_(db, db, value=2)
-        torch.testing.assert_close(got.cpu(), expected)
-        assert got.dtype == expected.dtype and got.stride() == expected.stride()
+            same_outcome(lambda p, q: SHORT_IN_PLACE[name](p.clone(), q, q), a, b)
     a, b = torch.randn(3, device="openreg:0"), torch.randn(3, device="openreg:1")
     if name in SHORT_BINARY:
         with pytest.raises(RuntimeError, match="same device"):
             SHORT_BINARY[name](a, b)
-    if name == "addcmul_":
+    if name in SHORT_IN_PLACE:
         with pytest.raises(RuntimeError, match="same device"):
-            a.addcmul_(b, b)
+            SHORT_IN_PLACE[name](a, b, b)
     if name == "neg":
         with pytest.raises(RuntimeError, match="bool"):
             torch.neg(torch.ones(3, dtype=torch.bool, device="openreg"))
+    if name == "pow":  # a complex scalar makes a complex result
+        same_outcome(lambda t: t.pow(2j), torch.randn(5))
+        same_outcome(lambda t: t == 1j, torch.randn(5))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.complex64],

@@ -8,22 +8,28 @@
 // hand-written loop that summed in double was more exact than the CPU's
 // float cascade, and failed OpInfo's exact comparisons of integer inputs'
 // float results). Everything else keeps PyTorch's reduction, borrowed.
+// LITERALINCLUDE START: REDUCE_INCLUDES
+#include <ATen/ops/linalg_vector_norm_ops.h>
 #include <ATen/ops/mean_ops.h>
 #include <ATen/ops/sum_ops.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <optional>
+#include <tuple>
+
 #include "../../runtime/OpenRegLaunch.h"
 #include "../../runtime/OpenRegStorage.h"
 #include "Borrowed.h"
 #include "Minimal.h"
+// LITERALINCLUDE END: REDUCE_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
+// LITERALINCLUDE START: REDUCE_RAW_SUM
 using c10::openreg::KernelTensor;
 
-// LITERALINCLUDE START: REDUCE_RAW_SUM
 constexpr int64_t kShortPathMaxNumel = 32768;  // beyond this, the borrowed path's cost is noise
 
 // The result's shape when the short path takes the reduction: over the last
@@ -55,31 +61,40 @@ std::optional<at::DimVector> short_path_shape(const at::Tensor& self, at::Option
 
 // PyTorch's CPU reduction, called below autograd, writing into the result.
 // `OpOut` is its out= overload's descriptor (at::_ops::sum_IntList_out,
-// at::_ops::mean_out).
-template <class OpOut>
+// at::_ops::mean_out); `Extra` are the arguments it takes between the input
+// and the dimensions (vector_norm's order), none for sum and mean.
+template <class OpOut, class... Extra>
 struct ReduceCall {
   KernelTensor out;
   KernelTensor self;
   std::optional<c10::SmallVector<int64_t, 2>> dim;
   bool keepdim;
+  std::tuple<Extra...> extra;
 
   void operator()() const {
     at::Tensor result = out.cpu();
     at::OptionalIntArrayRef dims = dim.has_value() ? at::OptionalIntArrayRef(*dim) : std::nullopt;
-    OpOut::redispatch(c10::DispatchKeySet(c10::DispatchKey::CPU), self.cpu(), dims, keepdim,
-                      std::nullopt, result);
+    std::apply(
+        [&](const Extra&... e) {
+          OpOut::redispatch(c10::DispatchKeySet(c10::DispatchKey::CPU), self.cpu(), e..., dims,
+                            keepdim, std::nullopt, result);
+        },
+        extra);
   }
 };
 
-// sum(dim) or mean(dim): the short path when it applies, else PyTorch's
-// reduction through the borrowed kernel (which also raises PyTorch's errors:
-// integer means, dimensions out of range). `Op` is the functional operator.
-template <class Op, class OpOut>
+// A complex scalar among the extra arguments is PyTorch's error to raise.
+bool real(const c10::Scalar& s) { return !s.isComplex(); }
+
+// The short path when it applies, else PyTorch's reduction through the
+// borrowed kernel (which also raises PyTorch's errors: integer means,
+// dimensions out of range). `Op` is the functional operator.
+template <class Op, class OpOut, class... Extra>
 at::Tensor reduce(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                  std::optional<c10::ScalarType> dtype) {
+                  std::optional<c10::ScalarType> dtype, const Extra&... extra) {
   std::optional<at::DimVector> shape = short_path_shape(self, dim, keepdim, dtype);
-  if (!shape.has_value()) {
-    return call_borrowed<Op>({self, dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue(),
+  if (!shape.has_value() || !(real(extra) && ...)) {
+    return call_borrowed<Op>({self, extra..., dim.has_value() ? c10::IValue(dim->vec()) : c10::IValue(),
                               keepdim, dtype})
         .back()
         .toTensor();
@@ -88,8 +103,8 @@ at::Tensor reduce(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   at::Tensor out = empty_openreg(*shape, self.scalar_type(), self.device());
   std::optional<c10::SmallVector<int64_t, 2>> dims;
   if (dim.has_value()) dims.emplace(dim->begin(), dim->end());
-  c10::openreg::launch_new_kernel<ReduceCall<OpOut>>(KernelTensor(out), KernelTensor(self),
-                                                     std::move(dims), keepdim);
+  c10::openreg::launch_new_kernel<ReduceCall<OpOut, Extra...>>(
+      KernelTensor(out), KernelTensor(self), std::move(dims), keepdim, std::tuple<Extra...>(extra...));
   return out;
 }
 
@@ -112,6 +127,17 @@ at::Tensor mean(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
   return mean_dim(self, std::nullopt, false, dtype);
 }
 // LITERALINCLUDE END: REDUCE_RAW_SUM
+
+// LITERALINCLUDE START: REDUCE_VECTOR_NORM
+// torch.linalg.vector_norm (and Tensor.norm, clip_grad_norm_): the same short
+// path, with the order `ord` handed to PyTorch's CPU kernel.
+at::Tensor linalg_vector_norm(const at::Tensor& self, const c10::Scalar& ord,
+                              at::OptionalIntArrayRef dim, bool keepdim,
+                              std::optional<c10::ScalarType> dtype) {
+  return reduce<at::_ops::linalg_vector_norm, at::_ops::linalg_vector_norm_out>(self, dim, keepdim,
+                                                                                dtype, ord);
+}
+// LITERALINCLUDE END: REDUCE_VECTOR_NORM
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -119,6 +145,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mean", TORCH_FN(mean));
   m.impl("sum.dim_IntList", TORCH_FN(sum_dim));
   m.impl("mean.dim", TORCH_FN(mean_dim));
+  m.impl("linalg_vector_norm", TORCH_FN(linalg_vector_norm));
 }
 
 }  // namespace at::native::openreg

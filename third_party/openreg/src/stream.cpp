@@ -646,7 +646,6 @@ orError_t orKernelFail(const char* message) {
 orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind kind,
                         orStream_t stream) {
   OR_REFUSE_IN_FORKED_CHILD();
-  OR_REFUSE_IN_FORKED_CHILD();
   if (count == 0) return ok();
   void* host_side = kind == orMemcpyHostToDevice ? const_cast<void*>(src)
                     : kind == orMemcpyDeviceToHost ? dst
