@@ -29,7 +29,8 @@ at::Tensor& zero_(at::Tensor& self) {
     size_t bytes;
     void operator()() const { std::memset(c10::openreg::kernel_pointer(data), 0, bytes); }
   };
-  c10::openreg::launch_kernel(ZeroKernel{self.mutable_data_ptr(), self.numel() * self.element_size()});
+  c10::openreg::launch_kernel(
+      ZeroKernel{self.mutable_data_ptr(), static_cast<size_t>(self.numel()) * self.element_size()});
   return self;
 }
 

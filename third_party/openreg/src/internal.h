@@ -122,26 +122,36 @@ void activity_discard(PendingActivity* a);  // captured into a graph: never reco
 }  // namespace openreg
 
 // LITERALINCLUDE START: DRIVER_STREAM_STATE
+// The launching thread and the worker each write a counter at every task.
+// On one cache line, each write would take the line from the other core (a
+// miss on every launch): the groups below start on lines of their own.
 struct orStream_st {
   int device = 0;
   int priority = 0;
   bool is_default = false;
-  std::mutex mu;
+  std::thread worker;
   std::condition_variable work_cv;
   std::condition_variable done_cv;
+  std::string error;  // first kernel failure since the last synchronize (under mu)
+  std::atomic<bool> failed{false};
+
+  // Under mu: taken by a launch, and by the worker once per batch.
+  alignas(64) std::mutex mu;
   std::vector<openreg::Task> queue;  // swapped out whole by the worker
-  std::atomic<uint64_t> submitted{0};
-  std::atomic<uint64_t> completed{0};
+  uint64_t seen_completed = 0;       // `completed` when a launch last read it
+  bool sleeping = false;
+  bool stopping = false;
+  orGraph_t capture = nullptr;  // while capturing, submitted work goes here
+
+  // Written by launches, read by the worker.
+  alignas(64) std::atomic<uint64_t> submitted{0};
+
+  // Written by the worker, read by threads waiting for the stream.
+  alignas(64) std::atomic<uint64_t> completed{0};
   std::atomic<int> waiters{0};
   // The lowest ticket a blocked waiter waits for: the worker wakes waiters
   // only once `completed` reaches it, not after every task.
   std::atomic<uint64_t> wake_at{UINT64_MAX};
-  bool sleeping = false;
-  bool stopping = false;
-  std::string error;  // first kernel failure since the last synchronize
-  std::atomic<bool> failed{false};
-  orGraph_t capture = nullptr;  // while capturing, submitted work goes here
-  std::thread worker;
 };
 // LITERALINCLUDE END: DRIVER_STREAM_STATE
 

@@ -243,6 +243,7 @@ orStream_t resolve_stream(orStream_t stream) {
 uint64_t submit(orStream_t s, Task t) {
   uint64_t ticket;
   bool wake;
+  bool full;
   {
     std::lock_guard<std::mutex> lock(s->mu);
     if (s->capture != nullptr) {  // recorded, not run
@@ -253,13 +254,17 @@ uint64_t submit(orStream_t s, Task t) {
     s->queue.push_back(t.activity != nullptr ? activity_wrap(t) : t);
     ticket = s->submitted.fetch_add(1, std::memory_order_release) + 1;
     wake = s->sleeping;
+    // The queue is full when more than kMaxPending tasks wait. `completed`
+    // changes with every task the worker runs: reading it at every launch
+    // would cost a cache miss. Reread it only when the last value read says full.
+    full = ticket > s->seen_completed + kMaxPending &&
+           (s->seen_completed = s->completed.load(std::memory_order_acquire)) + kMaxPending < ticket;
   }
   if (wake) s->work_cv.notify_one();
   if (running_stream != s) {  // a stream's own worker never waits for itself
     if (config().launch_blocking) {
       wait_for(s, ticket);
-    } else if (ticket > kMaxPending &&
-               s->completed.load(std::memory_order_acquire) < ticket - kMaxPending) {
+    } else if (full) {
       // The queue is full: wait, as a GPU's launch does, until half of it
       // has run. Waiting for one free slot at a time would keep this thread
       // spinning beside the worker, on the core the worker's parallel CPU
