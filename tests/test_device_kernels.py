@@ -154,6 +154,28 @@ def test_reductions_over_dimensions_match_cpu(reduce, dtype):
         fn(x, dim=5)
 
 
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16])
+def test_argmax_and_argmin_match_cpu(op, dtype):
+    """Small contiguous float tensors on the short path (NaNs and ties included), the rest
+    borrowed: the CPU's indices, shapes and errors."""
+    torch.manual_seed(0)
+    x = special((16, 64), torch.float32).round().to(dtype)  # rounding makes ties
+    cases = [(x, {}), (x, dict(keepdim=True)), (x, dict(dim=0)), (x, dict(dim=1, keepdim=True)),
+             (x, dict(dim=-1)), (x[0], dict(dim=0)), (torch.tensor(3.0).to(dtype), {}),
+             (torch.tensor(3.0).to(dtype), dict(dim=-1, keepdim=True)), (x.t(), dict(dim=1)),
+             (torch.randn(300, 300).to(dtype), dict(dim=1))]  # strided; above the short path
+    for t, kwargs in cases:
+        expected = getattr(t, op)(**kwargs)
+        got = getattr(t.to("openreg"), op)(**kwargs)
+        assert got.dtype == torch.int64 and got.shape == expected.shape, (t.shape, kwargs)
+        assert torch.equal(got.cpu(), expected), (t.shape, kwargs)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        getattr(x.to("openreg"), op)(dim=2)
+    with pytest.raises(IndexError, match="numel"):  # as on the CPU
+        getattr(torch.empty(0, device="openreg"), op)()
+
+
 def test_inplace_checks_happen_before_launch():
     x = torch.ones(3, dtype=torch.int64, device="openreg")
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):

@@ -52,12 +52,12 @@ constexpr const char* kBorrowed[] = {
     "lerp.Scalar_out", "addcmul", "addcmul.out", "addcdiv", "addcdiv.out",
     // reductions, scans, sorting
     "sum.IntList_out", "mean.out", "amax", "amax.out", "amin", "amin.out", "max.dim",
-    "max.dim_max", "min.dim", "min.dim_min", "max", "min", "argmax", "argmax.out", "argmin",
-    "argmin.out", "prod", "prod.dim_int", "prod.int_out", "var.correction", "var.correction_out",
-    "std.correction", "std.correction_out", "var_mean.correction", "std_mean.correction",
-    "linalg_vector_norm.out", "linalg_lu_solve", "all", "all.dim", "all.all_out", "any", "any.dim",
-    "any.all_out", "cumsum", "cumsum.out", "cumprod", "cumprod.out", "sort.stable",
-    "sort.values_stable", "topk", "topk.values", "logsumexp", "logsumexp.out",
+    "max.dim_max", "min.dim", "min.dim_min", "max", "min", "argmax.out", "argmin.out", "prod",
+    "prod.dim_int", "prod.int_out", "var.correction", "var.correction_out", "std.correction",
+    "std.correction_out", "var_mean.correction", "std_mean.correction", "linalg_vector_norm.out",
+    "linalg_lu_solve", "all", "all.dim", "all.all_out", "any", "any.dim", "any.all_out", "cumsum",
+    "cumsum.out", "cumprod", "cumprod.out", "sort.stable", "sort.values_stable", "topk",
+    "topk.values", "logsumexp", "logsumexp.out",
     // outputs whose shapes depend on the data: run, waited for (see run_and_wait)
     "nonzero.out", "masked_select.out", "_unique", "_unique2", "unique_dim", "unique_consecutive",
     "unique_dim_consecutive", "bincount", "repeat_interleave.Tensor", "histc",

@@ -9,10 +9,13 @@
 // float cascade, and failed OpInfo's exact comparisons of integer inputs'
 // float results). Everything else keeps PyTorch's reduction, borrowed.
 // LITERALINCLUDE START: REDUCE_INCLUDES
+#include <ATen/ops/argmax_ops.h>
+#include <ATen/ops/argmin_ops.h>
 #include <ATen/ops/linalg_vector_norm_ops.h>
 #include <ATen/ops/mean_ops.h>
 #include <ATen/ops/sum_ops.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/WrapDimMinimal.h>
 #include <torch/library.h>
 
 #include <optional>
@@ -138,6 +141,54 @@ at::Tensor linalg_vector_norm(const at::Tensor& self, const c10::Scalar& ord,
                                                                                 dtype, ord);
 }
 // LITERALINCLUDE END: REDUCE_VECTOR_NORM
+
+// LITERALINCLUDE START: REDUCE_ARG
+// argmax and argmin (a classifier's predictions): the same idea, with an
+// int64 result and one optional dimension, any of them. `OpOut` is the
+// out= overload's descriptor (at::_ops::argmax_out).
+template <class OpOut>
+struct ArgReduceCall {
+  KernelTensor out;
+  KernelTensor self;
+  std::optional<int64_t> dim;
+  bool keepdim;
+
+  void operator()() const {
+    at::Tensor result = out.cpu();
+    OpOut::redispatch(c10::DispatchKeySet(c10::DispatchKey::CPU), self.cpu(), dim, keepdim, result);
+  }
+};
+
+template <class Op, class OpOut>
+at::Tensor arg_reduce(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  c10::openreg::check_storage_fits(self);
+  c10::ScalarType t = self.scalar_type();
+  if (!self.is_contiguous() || self.numel() == 0 || self.numel() > kShortPathMaxNumel ||
+      (t != at::kFloat && t != at::kDouble)) {
+    return call_borrowed<Op>({self, dim, keepdim}).back().toTensor();
+  }
+  const int64_t ndim = self.dim();
+  at::DimVector shape;
+  if (!dim.has_value()) {
+    if (keepdim) shape.assign(ndim, 1);  // else a 0-dim result
+  } else if (ndim > 0) {
+    int64_t d = c10::maybe_wrap_dim(*dim, ndim);  // PyTorch's IndexError when out of range
+    shape.assign(self.sizes().begin(), self.sizes().end());
+    if (keepdim) {
+      shape[d] = 1;
+    } else {
+      shape.erase(shape.begin() + d);
+    }
+  } else {
+    c10::maybe_wrap_dim(*dim, ndim);  // a 0-dim tensor takes 0 and -1
+  }
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_openreg(shape, at::kLong, self.device());
+  c10::openreg::launch_new_kernel<ArgReduceCall<OpOut>>(KernelTensor(out), KernelTensor(self), dim,
+                                                        keepdim);
+  return out;
+}
+// LITERALINCLUDE END: REDUCE_ARG
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -146,6 +197,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sum.dim_IntList", TORCH_FN(sum_dim));
   m.impl("mean.dim", TORCH_FN(mean_dim));
   m.impl("linalg_vector_norm", TORCH_FN(linalg_vector_norm));
+  m.impl("argmax", TORCH_FN((arg_reduce<at::_ops::argmax, at::_ops::argmax_out>)));
+  m.impl("argmin", TORCH_FN((arg_reduce<at::_ops::argmin, at::_ops::argmin_out>)));
 }
 
 }  // namespace at::native::openreg
