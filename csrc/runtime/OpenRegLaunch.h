@@ -29,7 +29,9 @@ class KernelTensor {
   explicit KernelTensor(const at::Tensor& t)
       // First of all, the tensor must still fit its storage: a kernel is
       // never handed memory the tensor no longer owns.
-      : data_((check_storage_fits(t), const_cast<void*>(t.const_data_ptr()))),
+      : storage_((check_storage_fits(t), t.storage().data())),
+        storage_bytes_(t.storage().nbytes()),
+        offset_(t.storage_offset()),
         sizes_(t.sizes().begin(), t.sizes().end()),
         strides_(t.strides().begin(), t.strides().end()),
         dtype_(t.scalar_type()),
@@ -39,7 +41,9 @@ class KernelTensor {
   at::Tensor cpu() const;  // valid only while a kernel runs
 
  private:
-  void* data_;
+  const void* storage_;  // the device storage's start: tensors of one storage share it
+  size_t storage_bytes_;
+  int64_t offset_;
   c10::SmallVector<int64_t, 5> sizes_;
   c10::SmallVector<int64_t, 5> strides_;
   ScalarType dtype_;
@@ -61,8 +65,11 @@ T* kernel_pointer(T* device_ptr) {
 // LITERALINCLUDE END: LAUNCH_KERNEL_POINTER
 
 namespace detail {
-template <class F>
 // LITERALINCLUDE START: LAUNCH_RUN_BOXED_KERNEL
+// Forgets the CPU storages that the kernel's KernelTensors made (OpenRegLaunch.cpp).
+void end_kernel_storages();
+
+template <class F>
 void run_boxed_kernel(void* boxed) {
   try {
     (*static_cast<F*>(boxed))();
@@ -71,6 +78,7 @@ void run_boxed_kernel(void* boxed) {
   } catch (const std::exception& e) {
     orKernelFail(e.what());
   }
+  end_kernel_storages();
 }
 // LITERALINCLUDE END: LAUNCH_RUN_BOXED_KERNEL
 

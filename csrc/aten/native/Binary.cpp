@@ -1,6 +1,7 @@
 // Binary.cpp: add, sub, mul and div on the device, with PyTorch's broadcasting and promotion.
 // LITERALINCLUDE START: NATIVE_BINARY_INCLUDES
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/BinaryOps.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/add.h>
@@ -125,6 +126,12 @@ template <class Kernel>
 at::Tensor& launch_binary(BinaryOp op, const c10::Scalar& alpha, at::Tensor& out,
                           const at::Tensor& a, const at::Tensor& b, Kernel kernel) {
   if (out.numel() == 0) return out;
+  // PyTorch's overlap rules, checked on the host as the CPU's TensorIterator
+  // does: an output that overlaps itself, or an input in part
+  // (x[1:].add_(x[:-1])), is refused. The raw loop would run regardless.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_partial_overlap(out, a);
+  at::assert_no_partial_overlap(out, b);
   c10::DeviceGuard guard(out.device());
   if (try_raw_kernel(op, out, a, b, alpha)) return out;
   launch_kernel([out = KernelTensor(out), a = Operand(a), b = Operand(b), kernel] {

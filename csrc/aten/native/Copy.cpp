@@ -1,5 +1,6 @@
 // Copy.cpp: copies between CPU and openreg, within a device and across devices.
 // LITERALINCLUDE START: COPY_INCLUDES
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/_to_copy_native.h>
 #include <ATen/ops/empty_strided.h>
@@ -170,6 +171,12 @@ at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_bl
   // any copy to the host unless it is non_blocking into pinned memory.
   TORCH_CHECK(self.defined() && dst.defined(), "copy: undefined tensor");
   if (dst.numel() == 0) return dst;
+  // PyTorch's overlap rules, checked here so that this call raises them: a
+  // destination that overlaps itself (an expanded tensor) or the source in
+  // part (x[1:].copy_(x[:-1])) is refused; the device would copy either
+  // without complaint, and write values the CPU never would.
+  at::assert_no_internal_overlap(dst);
+  at::assert_no_partial_overlap(dst, self);
   at::Tensor src = self.sizes() == dst.sizes() ? self : self.expand_as(dst);
   bool src_dev = src.is_privateuseone();
   bool dst_dev = dst.is_privateuseone();

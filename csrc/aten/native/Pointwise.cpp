@@ -11,6 +11,7 @@
 // mixed dtypes, strided views, complex scalars, and the errors PyTorch raises
 // for them) goes to the borrowed kernel, which knows all of PyTorch's rules.
 // LITERALINCLUDE START: POINTWISE_INCLUDES
+#include <ATen/MemoryOverlap.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/abs_ops.h>
 #include <ATen/ops/addcdiv_ops.h>
@@ -101,6 +102,15 @@ const T& in_kernel(const T& value) {
   return value;
 }
 at::Tensor in_kernel(const KernelTensor& t) { return t.cpu(); }
+
+// In place, PyTorch refuses an input that overlaps the result in part
+// (x[1:].lerp_(x[:-1], w)). The CPU kernel would refuse it too, inside the
+// kernel; checked on the host, the call itself raises it, as on the CPU.
+void check_overlap(const at::Tensor& self, const at::Tensor& t) {
+  at::assert_no_partial_overlap(self, t);
+}
+template <class T>
+void check_overlap(const at::Tensor&, const T&) {}
 // LITERALINCLUDE END: POINTWISE_ARGUMENTS
 
 // LITERALINCLUDE START: POINTWISE_FUNCTIONAL
@@ -164,6 +174,7 @@ struct InPlace<Op, at::Tensor&(at::Tensor&, Rest...)> {
       return self;
     }
     if (self.numel() == 0) return self;
+    (check_overlap(self, rest), ...);
     c10::DeviceGuard guard(self.device());
     c10::openreg::launch_new_kernel<Call>(KernelTensor(self),
                                           std::tuple<typename Kept<Rest>::type...>(rest...));
