@@ -131,8 +131,9 @@ struct Functional<Op, OpOut, to_bool, at::Tensor(const at::Tensor&, Rest...)> {
     std::tuple<typename Kept<Rest>::type...> rest;
     void operator()() const {
       at::Tensor result = out.cpu();
-      std::apply([&](const auto&... r) { OpOut::redispatch(kCpu, self.cpu(), in_kernel(r)..., result); },
-                 rest);
+      std::apply(
+          [&](const auto&... r) { OpOut::redispatch(kCpu, self.cpu(), in_kernel(r)..., result); },
+          rest);
     }
   };
 
