@@ -125,10 +125,11 @@ struct Functional;
 
 template <class Op, class OpOut, bool to_bool, class... Rest>
 struct Functional<Op, OpOut, to_bool, at::Tensor(const at::Tensor&, Rest...)> {
+  using KeptRest = std::tuple<typename Kept<Rest>::type...>;
   struct Call {
     KernelTensor out;
     KernelTensor self;
-    std::tuple<typename Kept<Rest>::type...> rest;
+    KeptRest rest;
     void operator()() const {
       at::Tensor result = out.cpu();
       std::apply(
@@ -146,7 +147,7 @@ struct Functional<Op, OpOut, to_bool, at::Tensor(const at::Tensor&, Rest...)> {
         empty_openreg(self.sizes(), to_bool ? at::kBool : self.scalar_type(), self.device());
     if (out.numel() > 0) {
       c10::openreg::launch_new_kernel<Call>(KernelTensor(out), KernelTensor(self),
-                                            std::tuple<typename Kept<Rest>::type...>(rest...));
+                                            KeptRest(rest...));
     }
     return out;
   }
@@ -160,9 +161,10 @@ struct InPlace;
 
 template <class Op, class... Rest>
 struct InPlace<Op, at::Tensor&(at::Tensor&, Rest...)> {
+  using KeptRest = std::tuple<typename Kept<Rest>::type...>;
   struct Call {
     KernelTensor self;
-    std::tuple<typename Kept<Rest>::type...> rest;
+    KeptRest rest;
     void operator()() const {
       at::Tensor result = self.cpu();
       std::apply([&](const auto&... r) { Op::redispatch(kCpu, result, in_kernel(r)...); }, rest);
@@ -177,8 +179,7 @@ struct InPlace<Op, at::Tensor&(at::Tensor&, Rest...)> {
     if (self.numel() == 0) return self;
     (check_overlap(self, rest), ...);
     c10::DeviceGuard guard(self.device());
-    c10::openreg::launch_new_kernel<Call>(KernelTensor(self),
-                                          std::tuple<typename Kept<Rest>::type...>(rest...));
+    c10::openreg::launch_new_kernel<Call>(KernelTensor(self), KeptRest(rest...));
     return self;
   }
 };
@@ -210,21 +211,27 @@ void launch_isfinite(const at::Tensor& self, const at::Tensor& out) {
       self.const_data_ptr(), out.mutable_data_ptr<bool>(), self.numel());
 }
 
+// The kernel for a dtype's bit layout; nullptr for dtypes it does not know.
+using IsFiniteLaunch = void (*)(const at::Tensor&, const at::Tensor&);
+IsFiniteLaunch isfinite_for(c10::ScalarType dtype) {
+  switch (dtype) {
+    case at::kFloat: return launch_isfinite<uint32_t, 0x7f800000u>;
+    case at::kDouble: return launch_isfinite<uint64_t, 0x7ff0000000000000ull>;
+    case at::kHalf: return launch_isfinite<uint16_t, 0x7c00>;
+    case at::kBFloat16: return launch_isfinite<uint16_t, 0x7f80>;
+    default: return nullptr;
+  }
+}
+
 at::Tensor isfinite(const at::Tensor& self) {
-  if (!plain(self, self.scalar_type(), self.sizes())) {
+  IsFiniteLaunch launch = isfinite_for(self.scalar_type());
+  if (launch == nullptr || !plain(self, self.scalar_type(), self.sizes())) {
     return call_borrowed<at::_ops::isfinite>({self}).back().toTensor();
   }
   c10::DeviceGuard guard(self.device());
   c10::openreg::check_storage_fits(self);
   at::Tensor out = empty_openreg(self.sizes(), at::kBool, self.device());
-  if (out.numel() == 0) return out;
-  switch (self.scalar_type()) {
-    case at::kFloat: launch_isfinite<uint32_t, 0x7f800000u>(self, out); break;
-    case at::kDouble: launch_isfinite<uint64_t, 0x7ff0000000000000ull>(self, out); break;
-    case at::kHalf: launch_isfinite<uint16_t, 0x7c00>(self, out); break;
-    case at::kBFloat16: launch_isfinite<uint16_t, 0x7f80>(self, out); break;
-    default: return call_borrowed<at::_ops::isfinite>({self}).back().toTensor();
-  }
+  if (out.numel() > 0) launch(self, out);
   return out;
 }
 // LITERALINCLUDE END: POINTWISE_ISFINITE

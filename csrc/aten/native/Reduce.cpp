@@ -39,13 +39,19 @@ constexpr int64_t kShortPathMaxNumel = 32768;  // beyond this, the borrowed path
 // dimension, or over all of them, of a small contiguous float or double
 // tensor, in its own dtype. Otherwise (other dimensions, an out-of-range one,
 // other dtypes, strided or large inputs) nullopt: borrowed.
+// Whether the short path takes this input at all: a small contiguous float or
+// double tensor that still fits its storage (a shrunk one: PyTorch's error).
+bool small_float(const at::Tensor& self) {
+  c10::openreg::check_storage_fits(self);
+  c10::ScalarType t = self.scalar_type();
+  return self.is_contiguous() && self.numel() > 0 && self.numel() <= kShortPathMaxNumel &&
+         (t == at::kFloat || t == at::kDouble);
+}
+
 std::optional<at::DimVector> short_path_shape(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                               bool keepdim, std::optional<c10::ScalarType> dtype) {
-  c10::openreg::check_storage_fits(self);  // a shrunk storage: PyTorch's usual error
-  c10::ScalarType t = self.scalar_type();
   const int64_t ndim = self.dim();
-  if (!self.is_contiguous() || self.numel() == 0 || self.numel() > kShortPathMaxNumel ||
-      (t != at::kFloat && t != at::kDouble) || (dtype.has_value() && *dtype != t)) {
+  if (!small_float(self) || (dtype.has_value() && *dtype != self.scalar_type())) {
     return std::nullopt;
   }
   bool all = !dim.has_value() || dim->empty() || (ndim == 0 && dim->size() == 1 &&
@@ -160,26 +166,17 @@ struct ArgReduceCall {
 
 template <class Op, class OpOut>
 at::Tensor arg_reduce(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  c10::openreg::check_storage_fits(self);
-  c10::ScalarType t = self.scalar_type();
-  if (!self.is_contiguous() || self.numel() == 0 || self.numel() > kShortPathMaxNumel ||
-      (t != at::kFloat && t != at::kDouble)) {
-    return call_borrowed<Op>({self, dim, keepdim}).back().toTensor();
-  }
+  if (!small_float(self)) return call_borrowed<Op>({self, dim, keepdim}).back().toTensor();
   const int64_t ndim = self.dim();
   at::DimVector shape;
   if (!dim.has_value()) {
     if (keepdim) shape.assign(ndim, 1);  // else a 0-dim result
-  } else if (ndim > 0) {
-    int64_t d = c10::maybe_wrap_dim(*dim, ndim);  // PyTorch's IndexError when out of range
-    shape.assign(self.sizes().begin(), self.sizes().end());
-    if (keepdim) {
-      shape[d] = 1;
-    } else {
-      shape.erase(shape.begin() + d);
-    }
   } else {
-    c10::maybe_wrap_dim(*dim, ndim);  // a 0-dim tensor takes 0 and -1
+    // PyTorch's IndexError when out of range; a 0-dim tensor takes 0 and -1.
+    int64_t d = c10::maybe_wrap_dim(*dim, ndim);
+    shape.assign(self.sizes().begin(), self.sizes().end());
+    if (ndim > 0 && keepdim) shape[d] = 1;
+    if (ndim > 0 && !keepdim) shape.erase(shape.begin() + d);
   }
   c10::DeviceGuard guard(self.device());
   at::Tensor out = empty_openreg(shape, at::kLong, self.device());
