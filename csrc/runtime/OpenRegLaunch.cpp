@@ -7,8 +7,10 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/SmallVector.h>
 
+#include <algorithm>
 #include <atomic>
 #include <iterator>
+#include <new>
 #include <utility>
 // LITERALINCLUDE END: LAUNCH_OPENREG_LAUNCH_CPP_INCLUDES
 
@@ -57,75 +59,108 @@ at::Tensor KernelTensor::cpu() const {
 // LITERALINCLUDE START: LAUNCH_BODY_POOL
 namespace detail {
 namespace {
-struct FreeBlock {
-  FreeBlock* next;
+constexpr size_t kBatch = 16;
+
+// Blocks go back to the launching threads sixteen at a time. The first block
+// freed holds the addresses of the next fifteen: a launching thread reads one
+// block per batch, and never a block's own memory, which the worker wrote
+// last (each such read was a cache miss, on the host's side of every launch).
+struct Batch {
+  Batch* next;  // the next batch in the pool's stack
+  size_t count;
+  void* blocks[kBatch - 1];
 };
 
-// Blocks of one size given back by the workers: a lock-free stack. Workers
-// push one block at a time; a launching thread takes the whole stack at once,
-// so no thread ever pops a single block that another may be pushing again
-// (no ABA). It takes them only once `kBatch` have come back: the stack's
-// cache line then moves between the cores once per batch, not per launch.
-// `count` (pushes since the last take) bounds the idle blocks at about
-// `limit`; past that, workers free.
-struct BodyPool {
+// A pool's sizes are constants; its stack is written by the workers, on a
+// cache line of its own (read next to the sizes, it missed at every launch).
+struct PoolShape {
   size_t block_bytes;
-  size_t limit;
-  std::atomic<FreeBlock*> returned{nullptr};
-  std::atomic<size_t> count{0};
+  size_t limit;  // blocks left idle in the stack at most; past that, freed
 };
-constexpr size_t kBatch = 16;
 // A hand-written kernel's body (raw pointers, KernelTensors) fits the first;
 // a borrowed operator's call (its captured arguments) the second.
 // Each holds a stream's queue (the driver's 1,024 pending tasks) and more.
-BodyPool pools[] = {{256, 4096}, {2048, 2048}};  // at most 1 MiB and 4 MiB idle
+constexpr PoolShape kPools[] = {{256, 4096}, {2048, 2048}};  // at most 1 MiB and 4 MiB idle
+static_assert(sizeof(Batch) <= kPools[0].block_bytes, "a batch lives in a block");
 
-// Each launching thread's own blocks, taken from the pools' stacks.
+// Full batches given back by the workers: a lock-free stack. A launching
+// thread takes the whole stack at once, so no thread ever pops a single batch
+// that another may be pushing again (no ABA). `idle` (blocks pushed since the
+// last take) bounds the idle blocks.
+struct alignas(64) PoolStack {
+  std::atomic<Batch*> batches{nullptr};
+  std::atomic<size_t> idle{0};
+};
+PoolStack stacks[std::size(kPools)];
+
+constexpr int pool_for(size_t bytes) {
+  for (size_t i = 0; i < std::size(kPools); ++i) {
+    if (bytes <= kPools[i].block_bytes) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void free_batch(Batch* b) {
+  for (size_t i = 0; i < b->count; ++i) ::operator delete(b->blocks[i]);
+  ::operator delete(b);
+}
+
+// A thread's own blocks: on a launching thread, the addresses taken from the
+// stacks; on a worker, the batch it is filling. Freed when the thread ends.
 struct LocalBlocks {
-  FreeBlock* head[std::size(pools)] = {};
+  void* ready[std::size(kPools)][kBatch] = {};
+  size_t ready_count[std::size(kPools)] = {};
+  Batch* taken[std::size(kPools)] = {};    // batches taken, not yet opened
+  Batch* filling[std::size(kPools)] = {};  // the batch this thread is filling
   ~LocalBlocks() {
-    for (FreeBlock*& h : head) {
-      while (h != nullptr) ::operator delete(std::exchange(h, h->next));
+    for (size_t p = 0; p < std::size(kPools); ++p) {
+      for (size_t i = 0; i < ready_count[p]; ++i) ::operator delete(ready[p][i]);
+      while (taken[p] != nullptr) free_batch(std::exchange(taken[p], taken[p]->next));
+      if (filling[p] != nullptr) free_batch(filling[p]);
     }
   }
 };
 thread_local LocalBlocks local_blocks;
-
-int pool_for(size_t bytes) {
-  for (size_t i = 0; i < std::size(pools); ++i) {
-    if (bytes <= pools[i].block_bytes) return static_cast<int>(i);
-  }
-  return -1;
-}
 }  // namespace
 
 void* allocate_body(size_t bytes) {
   int p = pool_for(bytes);
   if (p < 0) return ::operator new(bytes);
-  BodyPool& pool = pools[p];
-  FreeBlock*& head = local_blocks.head[p];
-  if (head == nullptr && pool.count.load(std::memory_order_relaxed) >= kBatch) {
+  LocalBlocks& local = local_blocks;
+  if (local.ready_count[p] > 0) return local.ready[p][--local.ready_count[p]];
+  if (local.taken[p] == nullptr && stacks[p].batches.load(std::memory_order_relaxed) != nullptr) {
     // Reset before the take: a push racing with it may be counted after it,
-    // so `count` never falls below the number of blocks in the stack.
-    pool.count.store(0, std::memory_order_relaxed);
-    head = pool.returned.exchange(nullptr, std::memory_order_acquire);
+    // so `idle` never falls below the number of blocks in the stack.
+    stacks[p].idle.store(0, std::memory_order_relaxed);
+    local.taken[p] = stacks[p].batches.exchange(nullptr, std::memory_order_acquire);
   }
-  if (head == nullptr) return ::operator new(pool.block_bytes);
-  return std::exchange(head, head->next);
+  if (Batch* b = local.taken[p]) {  // open a batch: its addresses, then the batch's own block
+    local.taken[p] = b->next;
+    std::copy(b->blocks, b->blocks + b->count, local.ready[p]);
+    local.ready_count[p] = b->count;
+    return b;
+  }
+  return ::operator new(kPools[p].block_bytes);
 }
 
 void free_body(void* memory, size_t bytes) {
   int p = pool_for(bytes);
-  if (p < 0 || pools[p].count.load(std::memory_order_relaxed) >= pools[p].limit) {
+  if (p < 0 || stacks[p].idle.load(std::memory_order_relaxed) >= kPools[p].limit) {
     return ::operator delete(memory);
   }
-  BodyPool& pool = pools[p];
-  auto* block = static_cast<FreeBlock*>(memory);
-  block->next = pool.returned.load(std::memory_order_relaxed);
-  while (!pool.returned.compare_exchange_weak(block->next, block, std::memory_order_release,
-                                              std::memory_order_relaxed)) {
+  Batch*& filling = local_blocks.filling[p];
+  if (filling == nullptr) {
+    filling = new (memory) Batch{nullptr, 0, {}};
+    return;
   }
-  pool.count.fetch_add(1, std::memory_order_relaxed);
+  filling->blocks[filling->count++] = memory;
+  if (filling->count < kBatch - 1) return;
+  Batch* full = std::exchange(filling, nullptr);
+  full->next = stacks[p].batches.load(std::memory_order_relaxed);
+  while (!stacks[p].batches.compare_exchange_weak(full->next, full, std::memory_order_release,
+                                                  std::memory_order_relaxed)) {
+  }
+  stacks[p].idle.fetch_add(kBatch, std::memory_order_relaxed);
 }
 }  // namespace detail
 // LITERALINCLUDE END: LAUNCH_BODY_POOL
