@@ -332,12 +332,70 @@ def test_short_pointwise_paths_leave_other_cases_to_pytorch(name):
         same_outcome(lambda t: t == 1j, torch.randn(5))
 
 
+FOREACH = {  # in place on the list p; q and r are lists of the same shapes
+    "_foreach_add_ (list)": lambda p, q, r: torch._foreach_add_(p, q, alpha=0.5),
+    "_foreach_add_ (scalar)": lambda p, q, r: torch._foreach_add_(p, 1.5),
+    "_foreach_mul_ (list)": lambda p, q, r: torch._foreach_mul_(p, q),
+    "_foreach_mul_ (scalar)": lambda p, q, r: torch._foreach_mul_(p, 0.3),
+    "_foreach_div_ (list)": lambda p, q, r: torch._foreach_div_(p, q),
+    "_foreach_div_ (scalar)": lambda p, q, r: torch._foreach_div_(p, 3.0),
+    "_foreach_addcmul_": lambda p, q, r: torch._foreach_addcmul_(p, q, r, value=0.75),
+    "_foreach_addcdiv_": lambda p, q, r: torch._foreach_addcdiv_(p, q, r, value=0.75),
+    "_foreach_lerp_": lambda p, q, r: torch._foreach_lerp_(p, q, 0.3),
+    "_foreach_sqrt_": lambda p, q, r: torch._foreach_sqrt_(p),
+}
+FOREACH_SHAPES = [(1000,), (7, 9), (0, 3), (40000,)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", FOREACH)
+def test_foreach_short_paths_are_the_cpu_kernels(name, dtype):
+    """One kernel runs PyTorch's CPU foreach kernel on every list: the CPU's bits, entry by entry
+    (lists of mixed shapes, an empty tensor among them), and no fallback."""
+    lists = [[special(shape, dtype) * k for shape in FOREACH_SHAPES] for k in (1, -1, 0.5)]
+    on_device = [[t.to("openreg") for t in entries] for entries in lists]
+    torch.openreg.reset_fallback_counts()
+    FOREACH[name](*on_device)
+    FOREACH[name](*lists)
+    for got, expected in zip(on_device[0], lists[0]):
+        bits_equal(got, expected)
+    assert torch.openreg.fallback_counts() == {}
+
+
+@pytest.mark.parametrize("name", FOREACH)
+def test_foreach_short_paths_leave_other_cases_to_pytorch(name):
+    """Integers, strided entries, mixed dtypes, lists of different lengths, wrong devices and an
+    empty list: the CPU's results and the CPU's errors."""
+    def run(*tensors):
+        p, q, r = [list(tensors[i::3]) for i in range(3)]
+        FOREACH[name](p, q, r)
+        return torch.stack([t.double() for t in p])
+    ints = torch.arange(1, 13).reshape(3, 4)
+    strided = torch.randn(4, 3).t()
+    same_outcome(run, ints, ints.flip(0), ints + 1)
+    same_outcome(run, strided, torch.randn(3, 4), torch.rand(3, 4) + 1)
+    same_outcome(run, torch.randn(3, 4), torch.randn(3, 4, dtype=torch.float64),
+                 torch.rand(3, 4) + 1)
+    same_outcome(run, torch.randn(2), torch.randn(2), torch.rand(2) + 1,
+                 torch.randn(2), torch.randn(2), torch.rand(2) + 1)
+    if name.endswith("(scalar)") or name == "_foreach_sqrt_":
+        return
+    a, b = torch.randn(3, device="openreg:0"), torch.randn(3, device="openreg:1")
+    with pytest.raises(RuntimeError, match="same device|same number"):
+        FOREACH[name]([a], [b], [b])
+    with pytest.raises(RuntimeError, match="same number of tensors"):
+        FOREACH[name]([a, a], [a], [a])
+    with pytest.raises(RuntimeError, match="at least one tensor"):
+        FOREACH[name]([], [], [])
+
+
 OVERLAPPING_WRITES = {  # an output that overlaps an input in part, or itself
     "add_": lambda x: x[1:].add_(x[:-1]),
     "mul_ (raw kernel)": lambda x: x[1:].mul_(x[:-1]),
     "add out=": lambda x: torch.add(x[:-1], x[:-1], out=x[1:]),
     "addcmul_ (short path)": lambda x: x[1:].addcmul_(x[:-1], x[:-1]),
     "lerp_ (short path)": lambda x: x[1:].lerp_(x[:-1], 0.5),
+    "_foreach_add_ (short path)": lambda x: torch._foreach_add_([x[1:]], [x[:-1]]),
     "copy_": lambda x: x[1:].copy_(x[:-1]),
     "copy_ into an expanded tensor": lambda x: x[:3].expand(2, 3).copy_(x[2:8].view(2, 3)),
     "sqrt out= (borrowed)": lambda x: torch.sqrt(x[:-1], out=x[1:]),

@@ -96,10 +96,8 @@ constexpr const char* kBorrowed[] = {
     "index_add_", "index_add.out", "masked_fill_.Scalar", "masked_fill_.Tensor", "masked_scatter_",
     "embedding_dense_backward", "cat.out", "tril", "tril_", "tril.out", "triu", "triu_",
     "triu.out", "flip", "roll", "repeat", "arange.start_out", "linspace.out", "_foreach_add.List",
-    "_foreach_add_.List", "_foreach_add.Scalar", "_foreach_add_.Scalar", "_foreach_mul.Scalar",
-    "_foreach_mul_.Scalar", "_foreach_mul.List", "_foreach_mul_.List", "_foreach_addcmul_.Scalar",
-    "_foreach_addcdiv_.Scalar", "_foreach_sqrt", "_foreach_sqrt_", "_foreach_div_.List",
-    "_foreach_div_.Scalar", "_foreach_lerp_.Scalar", "_foreach_neg",
+    "_foreach_add.Scalar", "_foreach_mul.Scalar", "_foreach_mul.List", "_foreach_sqrt",
+    "_foreach_neg",
 };
 // LITERALINCLUDE END: BORROWED_OPERATOR_LIST
 }  // namespace
