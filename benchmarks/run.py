@@ -31,26 +31,35 @@ class Case:
     target: float | None  # the issue's upper bound for the ratio, if any
 
 
-def seconds_per_call(fn: Callable[[], object], sync: Callable[[], None], iterations: int) -> float:
+# LITERALINCLUDE START: BENCH_ALTERNATE
+def seconds_per_call(fn: Callable[[], object], finish: Callable[[], None], iterations: int) -> float:
     start = time.perf_counter()
     for _ in range(iterations):
         fn()
-    sync()
+    finish()
     return (time.perf_counter() - start) / iterations
+
+
+def alternate(cpu_fn: Callable[[], object], device_fn: Callable[[], object], iterations: int,
+              rounds: int) -> tuple[list[float], list[float], list[float]]:
+    """(CPU seconds, openreg seconds, ratio) of each of `rounds` alternating rounds."""
+    for fn in (cpu_fn, device_fn):  # warm up caches and allocators
+        for _ in range(max(2, iterations // 10)):
+            fn()
+    torch.openreg.synchronize()
+    cpu, dev, ratios = [], [], []
+    for _ in range(rounds):
+        cpu.append(seconds_per_call(cpu_fn, lambda: None, iterations))
+        dev.append(seconds_per_call(device_fn, torch.openreg.synchronize, iterations))
+        ratios.append(dev[-1] / cpu[-1])
+    return cpu, dev, ratios
+# LITERALINCLUDE END: BENCH_ALTERNATE
 
 
 def compare(cpu_fn: Callable[[], object], device_fn: Callable[[], object], iterations: int,
             rounds: int) -> tuple[float, float, float]:
     """(CPU seconds, openreg seconds, ratio): medians over alternating rounds."""
-    for fn in (cpu_fn, device_fn):  # warm up caches and allocators
-        for _ in range(max(2, iterations // 10)):
-            fn()
-    torch.openreg.synchronize()
-    cpu, device, ratios = [], [], []
-    for _ in range(rounds):
-        cpu.append(seconds_per_call(cpu_fn, lambda: None, iterations))
-        device.append(seconds_per_call(device_fn, torch.openreg.synchronize, iterations))
-        ratios.append(device[-1] / cpu[-1])
+    cpu, device, ratios = alternate(cpu_fn, device_fn, iterations, rounds)
     return statistics.median(cpu), statistics.median(device), statistics.median(ratios)
 
 
