@@ -106,17 +106,22 @@ void free_batch(Batch* b) {
 }
 
 // A thread's own blocks: on a launching thread, the addresses taken from the
-// stacks; on a worker, the batch it is filling. Freed when the thread ends.
+// stacks; on a worker, the batch it is filling. Freed when the thread ends;
+// a body released later on the same thread (a static destructor at exit
+// destroying a captured graph) goes straight to the heap.
 struct LocalBlocks {
+  bool alive = true;
   void* ready[std::size(kPools)][kBatch] = {};
   size_t ready_count[std::size(kPools)] = {};
   Batch* taken[std::size(kPools)] = {};    // batches taken, not yet opened
   Batch* filling[std::size(kPools)] = {};  // the batch this thread is filling
   ~LocalBlocks() {
+    alive = false;
     for (size_t p = 0; p < std::size(kPools); ++p) {
       for (size_t i = 0; i < ready_count[p]; ++i) ::operator delete(ready[p][i]);
       while (taken[p] != nullptr) free_batch(std::exchange(taken[p], taken[p]->next));
-      if (filling[p] != nullptr) free_batch(filling[p]);
+      if (filling[p] != nullptr) free_batch(std::exchange(filling[p], nullptr));
+      ready_count[p] = 0;
     }
   }
 };
@@ -125,7 +130,7 @@ thread_local LocalBlocks local_blocks;
 
 void* allocate_body(size_t bytes) {
   int p = pool_for(bytes);
-  if (p < 0) return ::operator new(bytes);
+  if (p < 0 || !local_blocks.alive) return ::operator new(p < 0 ? bytes : kPools[p].block_bytes);
   LocalBlocks& local = local_blocks;
   if (local.ready_count[p] > 0) return local.ready[p][--local.ready_count[p]];
   if (local.taken[p] == nullptr && stacks[p].batches.load(std::memory_order_relaxed) != nullptr) {
@@ -145,7 +150,8 @@ void* allocate_body(size_t bytes) {
 
 void free_body(void* memory, size_t bytes) {
   int p = pool_for(bytes);
-  if (p < 0 || stacks[p].idle.load(std::memory_order_relaxed) >= kPools[p].limit) {
+  if (p < 0 || !local_blocks.alive ||
+      stacks[p].idle.load(std::memory_order_relaxed) >= kPools[p].limit) {
     return ::operator delete(memory);
   }
   Batch*& filling = local_blocks.filling[p];
