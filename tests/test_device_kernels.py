@@ -389,6 +389,47 @@ def test_foreach_short_paths_leave_other_cases_to_pytorch(name):
         FOREACH[name]([], [], [])
 
 
+def foreach_opinfo(name):
+    from torch.testing._internal import common_methods_invocations as cmi
+    dbs = (cmi.foreach_unary_op_db, cmi.foreach_binary_op_db, cmi.foreach_pointwise_op_db,
+           cmi.foreach_other_op_db)
+    return next(op for db in dbs for op in db if op.name == name)
+
+
+def on_openreg(value):
+    if isinstance(value, torch.Tensor):
+        return value.to("openreg")
+    if isinstance(value, (list, tuple)):
+        return type(value)(on_openreg(v) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("name", ["_foreach_add", "_foreach_mul", "_foreach_div", "_foreach_addcmul",
+                                  "_foreach_addcdiv", "_foreach_lerp", "_foreach_sqrt"])
+def test_foreach_opinfo_samples_match_the_cpu(name, dtype):
+    """PyTorch's own foreach OpInfo samples (lists of one and five tensors; scalar, list, scalar
+    list and tensor arguments) through the in-place forms: the CPU's values bit for bit, or the
+    CPU's error."""
+    op = foreach_opinfo(name)
+    samples = list(op.sample_inputs("cpu", dtype, num_input_tensors=[1, 5]))
+    assert samples
+    for sample in samples:
+        expected = [t.clone() for t in sample.input]
+        got = on_openreg(sample.input)
+        args, kwargs = on_openreg(sample.args), on_openreg(sample.kwargs)
+        try:
+            op.inplace_variant(expected, *sample.args, **sample.kwargs)
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError, match=re.escape(str(error).splitlines()[0][:40])):
+                op.inplace_variant(got, *args, **kwargs)
+                torch.openreg.synchronize()
+            continue
+        op.inplace_variant(got, *args, **kwargs)
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(g.cpu(), e, rtol=0, atol=0, equal_nan=True)
+
+
 OVERLAPPING_WRITES = {  # an output that overlaps an input in part, or itself
     "add_": lambda x: x[1:].add_(x[:-1]),
     "mul_ (raw kernel)": lambda x: x[1:].mul_(x[:-1]),
