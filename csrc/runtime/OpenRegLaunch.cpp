@@ -62,9 +62,9 @@ namespace {
 constexpr size_t kBatch = 16;
 
 // Blocks go back to the launching threads sixteen at a time. The first block
-// freed holds the addresses of the next fifteen: a launching thread reads one
-// block per batch, and never a block's own memory, which the worker wrote
-// last (each such read was a cache miss, on the host's side of every launch).
+// freed holds the addresses of the next fifteen, so a launching thread reads
+// that one block per sixteen launches. A free-list link in every block, which
+// the worker wrote last, was a cache miss on the host's side of every launch.
 struct Batch {
   Batch* next;  // the next batch in the pool's stack
   size_t count;
