@@ -286,7 +286,7 @@ def run_passes(names: list[str], sizes: list[str], passes: int, rounds: int, qui
     every round and the median ratio of each pass; and per operator, those that fell back to
     the CPU. `cpu_vs_cpu` runs the CPU on both sides (every ratio should be near 1.00)."""
     # Each operator's tensors are made once and kept for every pass, as a model keeps its
-    # weights: fresh tensors in every pass measured the first touch of new memory too.
+    # weights; every pass times the same calls on the same memory.
     calls: dict[tuple[str, str], tuple[Callable[[], object], Callable[[], object], int]] = {}
     results: Results = {(name, size): ([], [], [], []) for name in names for size in sizes}
     fell_back: dict[str, set[str]] = {name: set() for name in names}

@@ -163,18 +163,27 @@ def test_profiling_off_records_nothing_and_graphs_replay():
 
 
 def test_legacy_device_times_add_up_to_the_wall_clock():
-    a = torch.randn(384, 384, device="openreg")
-    torch.openreg.synchronize()
-    with torch.autograd.profiler.profile(use_device="openreg") as prof:
-        start = time.perf_counter()
-        for _ in range(8):
-            a = torch.mm(a, a) / 384
+    """The device is busy for the whole loop, so its kernels' times add up to the wall clock.
+    A 2-core VM can pause the host between two launches, leaving the device idle for a moment
+    the wall clock counts: three attempts, one of which must agree within 10 %."""
+    attempts = []
+    for _ in range(3):
+        a = torch.randn(384, 384, device="openreg")
         torch.openreg.synchronize()
-        wall_us = (time.perf_counter() - start) * 1e6
-    top = [e for e in prof.function_events if e.cpu_parent is None and e.name.startswith("aten::")]
-    assert all(e.device_time >= 0 for e in prof.function_events)
-    device_us = sum(e.device_time for e in top)
-    assert abs(device_us - wall_us) <= 0.10 * wall_us, (device_us, wall_us)
+        with torch.autograd.profiler.profile(use_device="openreg") as prof:
+            start = time.perf_counter()
+            for _ in range(8):
+                a = torch.mm(a, a) / 384
+            torch.openreg.synchronize()
+            wall_us = (time.perf_counter() - start) * 1e6
+        top = [e for e in prof.function_events
+               if e.cpu_parent is None and e.name.startswith("aten::")]
+        assert all(e.device_time >= 0 for e in prof.function_events)
+        device_us = sum(e.device_time for e in top)
+        attempts.append((device_us, wall_us))
+        if abs(device_us - wall_us) <= 0.10 * wall_us:
+            return
+    pytest.fail(f"device time and wall clock (us) disagree by more than 10 %: {attempts}")
 
 
 def test_profile_memory_records_allocations_and_frees(tmp_path):
