@@ -303,8 +303,11 @@ def run_passes(names: list[str], sizes: list[str], passes: int, rounds: int, qui
                 torch.openreg.reset_fallback_counts()
                 cpu, dev, ratios = alternate(*calls[key], rounds)
                 fell_back[name].update(torch.openreg.fallback_counts())
-                results[key][0].extend(cpu), results[key][1].extend(dev), results[key][2].extend(ratios)
-                results[key][3].append(statistics.median(ratios))
+                all_cpu, all_dev, all_ratios, per_pass = results[key]
+                all_cpu.extend(cpu)
+                all_dev.extend(dev)
+                all_ratios.extend(ratios)
+                per_pass.append(statistics.median(ratios))
     return results, fell_back
 # LITERALINCLUDE END: BENCH_PASSES
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from conftest import run_example
+from torch_openreg.openreg.testing.compare import move_sample
 
 CASES = [
     ((3, 4), (3, 4)),
@@ -396,14 +397,6 @@ def foreach_opinfo(name):
     return next(op for db in dbs for op in db if op.name == name)
 
 
-def on_openreg(value):
-    if isinstance(value, torch.Tensor):
-        return value.to("openreg")
-    if isinstance(value, (list, tuple)):
-        return type(value)(on_openreg(v) for v in value)
-    return value
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("name", ["_foreach_add", "_foreach_mul", "_foreach_div", "_foreach_addcmul",
                                   "_foreach_addcdiv", "_foreach_lerp", "_foreach_sqrt"])
@@ -416,8 +409,7 @@ def test_foreach_opinfo_samples_match_the_cpu(name, dtype):
     assert samples
     for sample in samples:
         expected = [t.clone() for t in sample.input]
-        got = on_openreg(sample.input)
-        args, kwargs = on_openreg(sample.args), on_openreg(sample.kwargs)
+        got, args, kwargs = move_sample(sample, "openreg")
         try:
             op.inplace_variant(expected, *sample.args, **sample.kwargs)
         except RuntimeError as error:

@@ -128,7 +128,7 @@ void check_overlap(const at::Tensor&, const T&) {}
 // LITERALINCLUDE START: POINTWISE_LIST_ARGUMENTS
 // The same three for a list of tensors (the foreach operators below): the
 // short path takes a list whose every tensor is plain, on one device; a
-// second list must match the first entry by entry.
+// second list must match the first entry by entry (and so is on its device).
 bool plain_list(at::TensorList self) {
   if (self.empty()) return false;
   for (const at::Tensor& t : self) {
@@ -139,7 +139,7 @@ bool plain_list(at::TensorList self) {
 bool fits(at::TensorList list, at::TensorList self) {
   if (list.size() != self.size()) return false;
   for (size_t i = 0; i < list.size(); ++i) {
-    if (!fits(list[i], self[i]) || list[i].device() != self[0].device()) return false;
+    if (!fits(list[i], self[i])) return false;
   }
   return true;
 }

@@ -35,10 +35,6 @@ using c10::openreg::KernelTensor;
 
 constexpr int64_t kShortPathMaxNumel = 32768;  // beyond this, the borrowed path's cost is noise
 
-// The result's shape when the short path takes the reduction: over the last
-// dimension, or over all of them, of a small contiguous float or double
-// tensor, in its own dtype. Otherwise (other dimensions, an out-of-range one,
-// other dtypes, strided or large inputs) nullopt: borrowed.
 // Whether the short path takes this input at all: a small contiguous float or
 // double tensor that still fits its storage (a shrunk one: PyTorch's error).
 bool small_float(const at::Tensor& self) {
@@ -48,6 +44,10 @@ bool small_float(const at::Tensor& self) {
          (t == at::kFloat || t == at::kDouble);
 }
 
+// The result's shape when the short path takes the reduction: over the last
+// dimension, or over all of them, of a small_float tensor, in its own dtype.
+// Otherwise (other dimensions, an out-of-range one, other dtypes, strided or
+// large inputs) nullopt: borrowed.
 std::optional<at::DimVector> short_path_shape(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                               bool keepdim, std::optional<c10::ScalarType> dtype) {
   const int64_t ndim = self.dim();
