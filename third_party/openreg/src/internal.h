@@ -122,9 +122,24 @@ void activity_discard(PendingActivity* a);  // captured into a graph: never reco
 }  // namespace openreg
 
 // LITERALINCLUDE START: DRIVER_STREAM_STATE
-// The launching thread and the worker each write a counter at every task.
-// On one cache line, each write would take the line from the other core (a
-// miss on every launch): the groups below start on lines of their own.
+// A stream queues its tasks in a ring of slots, as a GPU queues commands:
+// a launch takes the next ticket with one atomic add, writes the task into
+// the ticket's slot and marks it full; the worker takes the slots in ticket
+// order and marks each one free for the ticket one lap later. Neither side
+// takes a lock. Each group of fields that one side writes at every task
+// starts on a cache line of its own: a write to a line the other core holds
+// costs a miss.
+namespace openreg {
+constexpr uint64_t kRingSlots = 2048;  // more than kMaxPending (stream.cpp) tasks ever wait
+
+struct alignas(64) RingSlot {
+  // The slot holds position p's task (ticket p + 1) when turn == p + 1, and
+  // is free for position p when turn == p: the worker frees it for p + kRingSlots.
+  std::atomic<uint64_t> turn;
+  Task task;
+};
+}  // namespace openreg
+
 struct orStream_st {
   int device = 0;
   int priority = 0;
@@ -135,16 +150,16 @@ struct orStream_st {
   std::string error;  // first kernel failure since the last synchronize (under mu)
   std::atomic<bool> failed{false};
 
-  // Under mu: taken by a launch, and by the worker once per batch.
+  // Rarely written: the worker's sleep, capture, shutdown, errors.
   alignas(64) std::mutex mu;
-  std::vector<openreg::Task> queue;  // swapped out whole by the worker
-  uint64_t seen_completed = 0;       // `completed` when a launch last read it
-  bool sleeping = false;
-  bool stopping = false;
-  orGraph_t capture = nullptr;  // while capturing, submitted work goes here
+  std::atomic<bool> sleeping{false};       // set under mu; a launch that sees it wakes the worker
+  bool stopping = false;                   // under mu
+  std::atomic<orGraph_t> capture{nullptr};  // set under mu; while set, launches go to the graph
 
-  // Written by launches, read by the worker.
+  // Written by launches: the tickets taken so far, and `completed` when a
+  // launch last read it.
   alignas(64) std::atomic<uint64_t> submitted{0};
+  std::atomic<uint64_t> seen_completed{0};
 
   // Written by the worker, read by threads waiting for the stream.
   alignas(64) std::atomic<uint64_t> completed{0};
@@ -152,6 +167,11 @@ struct orStream_st {
   // The lowest ticket a blocked waiter waits for: the worker wakes waiters
   // only once `completed` reaches it, not after every task.
   std::atomic<uint64_t> wake_at{UINT64_MAX};
+
+  openreg::RingSlot ring[openreg::kRingSlots];
+  orStream_st() {
+    for (uint64_t i = 0; i < openreg::kRingSlots; ++i) ring[i].turn.store(i, std::memory_order_relaxed);
+  }
 };
 // LITERALINCLUDE END: DRIVER_STREAM_STATE
 

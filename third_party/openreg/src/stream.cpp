@@ -73,45 +73,48 @@ void run_task(const Task& task) {
   in_kernel = false;
 }
 
+// Waits until the slot holds position `pos`'s task; false if the stream is
+// being destroyed and has nothing left to run.
+bool wait_for_task(orStream_t s, const RingSlot& slot, uint64_t pos) {
+  // Spin briefly before paying for a sleep; the clock is read only every so
+  // often, it costs more than a pause.
+  auto spin_until = Clock::now() + kSpin;
+  for (unsigned i = 1; slot.turn.load(std::memory_order_acquire) != pos + 1; ++i) {
+    if (i % 256 == 0 && Clock::now() >= spin_until) {
+      std::unique_lock<std::mutex> lock(s->mu);
+      // seq_cst on both sides of this handshake: we announce the sleep and
+      // then read the slot; a launch fills the slot and then reads `sleeping`.
+      // One of the two sees the other's write, so no launch goes unnoticed.
+      s->sleeping.store(true);
+      s->work_cv.wait(lock, [&] { return slot.turn.load() == pos + 1 || s->stopping; });
+      s->sleeping.store(false, std::memory_order_relaxed);
+      return slot.turn.load(std::memory_order_acquire) == pos + 1;
+    }
+    OPENREG_PAUSE();
+  }
+  return true;
+}
+
 void run_worker(orStream_t s) {
   current_device() = s->device;
   running_stream = s;
-  std::vector<Task> batch;
-  for (;;) {
-    // Spin briefly for more work before paying for a sleep; the clock is
-    // read only every so often, it costs more than a pause.
-    auto spin_until = Clock::now() + kSpin;
-    for (unsigned i = 1; s->submitted.load(std::memory_order_acquire) ==
-                         s->completed.load(std::memory_order_relaxed);
-         ++i) {
-      if (i % 256 == 0 && Clock::now() >= spin_until) break;
-      OPENREG_PAUSE();
+  for (uint64_t pos = 0;; ++pos) {
+    RingSlot& slot = s->ring[pos % kRingSlots];
+    if (!wait_for_task(s, slot, pos)) return;  // stopping and drained
+    Task task = slot.task;
+    slot.turn.store(pos + kRingSlots, std::memory_order_release);  // free for the next lap
+    run_task(task);
+    if (task.release != nullptr) task.release(task.arg);
+    // seq_cst on both sides of this handshake: a waiter announces itself
+    // (`waiters`, then `wake_at`) and then reads `completed`; we bump
+    // `completed` and then read `waiters` and `wake_at`. A waiter for a
+    // later ticket is not woken by every task: a wake-up is a system call.
+    uint64_t done = s->completed.fetch_add(1) + 1;
+    if (s->waiters.load() > 0 && done >= s->wake_at.load()) {
+      std::lock_guard<std::mutex> lock(s->mu);
+      s->wake_at.store(UINT64_MAX);  // each waiter still short of its ticket sets it again
+      s->done_cv.notify_all();
     }
-    {
-      // Take everything queued at once: one lock per batch, not per task,
-      // keeps the launching thread from contending with us.
-      std::unique_lock<std::mutex> lock(s->mu);
-      s->sleeping = true;
-      s->work_cv.wait(lock, [s] { return !s->queue.empty() || s->stopping; });
-      s->sleeping = false;
-      if (s->queue.empty()) return;  // stopping and drained
-      batch.swap(s->queue);
-    }
-    for (const Task& task : batch) {
-      run_task(task);
-      if (task.release != nullptr) task.release(task.arg);
-      // seq_cst on both sides of this handshake: a waiter announces itself
-      // (`waiters`, then `wake_at`) and then reads `completed`; we bump
-      // `completed` and then read `waiters` and `wake_at`. A waiter for a
-      // later ticket is not woken by every task: a wake-up is a system call.
-      uint64_t done = s->completed.fetch_add(1) + 1;
-      if (s->waiters.load() > 0 && done >= s->wake_at.load()) {
-        std::lock_guard<std::mutex> lock(s->mu);
-        s->wake_at.store(UINT64_MAX);  // each waiter still short of its ticket sets it again
-        s->done_cv.notify_all();
-      }
-    }
-    batch.clear();
   }
 }
 // LITERALINCLUDE END: DRIVER_STREAM_WORKER
@@ -241,34 +244,60 @@ orStream_t resolve_stream(orStream_t stream) {
 
 // LITERALINCLUDE START: DRIVER_SUBMIT
 uint64_t submit(orStream_t s, Task t) {
-  uint64_t ticket;
-  bool wake;
-  bool full;
-  {
+  if (s->capture.load(std::memory_order_acquire) != nullptr) {
     std::lock_guard<std::mutex> lock(s->mu);
-    if (s->capture != nullptr) {  // recorded, not run
+    if (orGraph_t graph = s->capture.load()) {  // recorded, not run
       if (t.activity != nullptr) activity_discard(std::exchange(t.activity, nullptr));
-      s->capture->nodes.push_back(t);
+      graph->nodes.push_back(t);
       return 0;
     }
-    s->queue.push_back(t.activity != nullptr ? activity_wrap(t) : t);
-    ticket = s->submitted.fetch_add(1, std::memory_order_release) + 1;
-    wake = s->sleeping;
-    // The queue is full when more than kMaxPending tasks wait. `completed`
-    // changes with every task the worker runs: reading it at every launch
-    // would cost a cache miss. Reread it only when the last value read says full.
-    full = ticket > s->seen_completed + kMaxPending &&
-           (s->seen_completed = s->completed.load(std::memory_order_acquire)) + kMaxPending < ticket;
   }
-  if (wake) s->work_cv.notify_one();
+  uint64_t pos;
+  if (running_stream != s) {
+    pos = s->submitted.fetch_add(1, std::memory_order_relaxed);
+    // The slot is still taken only if kRingSlots tasks wait: more than the
+    // kMaxPending a launch lets wait, unless many threads launch at once.
+    if (s->ring[pos % kRingSlots].turn.load(std::memory_order_acquire) != pos) {
+      wait_for(s, pos + 1 - kRingSlots);  // the slot's previous task has been taken
+    }
+  } else {
+    // A task launching on its own stream: only this thread frees slots, so
+    // it takes a ticket only if that ticket's slot is free now.
+    pos = s->submitted.load(std::memory_order_relaxed);
+    do {
+      if (s->ring[pos % kRingSlots].turn.load(std::memory_order_acquire) != pos) {
+        if (t.activity != nullptr) activity_discard(t.activity);
+        if (t.release != nullptr) t.release(t.arg);
+        orKernelFail("a task queued more work on its own stream than the stream holds");
+        return 0;
+      }
+    } while (!s->submitted.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed));
+  }
+  uint64_t ticket = pos + 1;
+  RingSlot& slot = s->ring[pos % kRingSlots];
+  if (t.activity != nullptr) t = activity_wrap(t);
+  slot.task = t;
+  slot.turn.store(pos + 1);  // seq_cst: see wait_for_task
+  if (s->sleeping.load()) {
+    { std::lock_guard<std::mutex> lock(s->mu); }  // the worker is in its wait, or sees the slot
+    s->work_cv.notify_one();
+  }
   if (running_stream != s) {  // a stream's own worker never waits for itself
+    // More than kMaxPending tasks wait. `completed` changes with every task
+    // the worker runs: reading it at every launch would cost a cache miss.
+    // Reread it only when the last value read says the stream is full.
+    uint64_t seen = s->seen_completed.load(std::memory_order_relaxed);
+    if (ticket > seen + kMaxPending) {
+      seen = s->completed.load(std::memory_order_acquire);
+      s->seen_completed.store(seen, std::memory_order_relaxed);
+    }
+    bool full = ticket > seen + kMaxPending;
     if (config().launch_blocking) {
       wait_for(s, ticket);
     } else if (full) {
-      // The queue is full: wait, as a GPU's launch does, until half of it
-      // has run. Waiting for one free slot at a time would keep this thread
-      // spinning beside the worker, on the core the worker's parallel CPU
-      // kernels need.
+      // Wait, as a GPU's launch does, until half of the queue has run.
+      // Waiting for one free slot at a time would keep this thread spinning
+      // beside the worker, on the core the worker's parallel CPU kernels need.
       wait_for(s, ticket - kMaxPending / 2);
     }
   }
@@ -297,8 +326,7 @@ void wait_for(orStream_t s, uint64_t ticket) {
 
 // LITERALINCLUDE START: DRIVER_IS_CAPTURING
 bool is_capturing(orStream_t s) {
-  std::lock_guard<std::mutex> lock(s->mu);
-  return s->capture != nullptr;
+  return s->capture.load(std::memory_order_acquire) != nullptr;
 }
 // LITERALINCLUDE END: DRIVER_IS_CAPTURING
 
@@ -727,16 +755,16 @@ orError_t orStreamBeginCapture(orStream_t stream) {
     return fail(orErrorNotPermitted, "the default stream cannot be captured; use another stream");
   }
   std::lock_guard<std::mutex> lock(stream->mu);
-  if (stream->capture != nullptr) return fail(orErrorNotPermitted, "the stream is already capturing");
-  stream->capture = new orGraph_st{stream->device, {}};
+  if (stream->capture.load() != nullptr) return fail(orErrorNotPermitted, "the stream is already capturing");
+  stream->capture.store(new orGraph_st{stream->device, {}});
   return ok();
 }
 
 orError_t orStreamEndCapture(orStream_t stream, orGraph_t* graph) {
   if (stream == nullptr || graph == nullptr) return fail(orErrorInvalidValue, "orStreamEndCapture: NULL argument");
   std::lock_guard<std::mutex> lock(stream->mu);
-  if (stream->capture == nullptr) return fail(orErrorNotPermitted, "the stream is not capturing");
-  *graph = std::exchange(stream->capture, nullptr);
+  if (stream->capture.load() == nullptr) return fail(orErrorNotPermitted, "the stream is not capturing");
+  *graph = stream->capture.exchange(nullptr);
   return ok();
 }
 

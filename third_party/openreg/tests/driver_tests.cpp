@@ -342,6 +342,74 @@ int main() {
     EXPECT_OK(orStreamDestroy(s));
   });
 
+  run("launches from several threads run in each thread's order, past the ring's size", [] {
+    orStream_t s;
+    EXPECT_OK(orStreamCreate(&s));
+    static std::atomic<bool> released{false};
+    released = false;
+    // The worker is held at the first task: the launches below fill the
+    // stream, wait for room, and run once it is released.
+    launch(s, [] { while (!released.load()) std::this_thread::yield(); });
+    constexpr int kThreads = 4, kEach = 3000;
+    static std::vector<int> ran;  // written only by the stream's worker
+    ran.clear();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([s, t] {
+        for (int i = 0; i < kEach; ++i) {
+          orLaunchKernelEx(
+              s, [](void* p) { ran.push_back(static_cast<int>(reinterpret_cast<intptr_t>(p))); },
+              reinterpret_cast<void*>(static_cast<intptr_t>(t * kEach + i)), nullptr);
+        }
+      });
+    }
+    sleep_ms(50);
+    released = true;
+    for (auto& th : threads) th.join();
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT(ran.size() == static_cast<size_t>(kThreads * kEach));
+    std::vector<int> next(kThreads, 0);
+    for (int v : ran) {
+      EXPECT(v % kEach == next[v / kEach]);  // each thread's launches in the order it made them
+      next[v / kEach]++;
+    }
+    EXPECT_OK(orStreamDestroy(s));
+  });
+
+  run("a task that launches on its own stream", [] {
+    orStream_t s;
+    EXPECT_OK(orStreamCreate(&s));
+    struct Self {
+      orStream_t stream;
+      int launches;
+      std::atomic<int> runs{0};
+    };
+    auto launch_on_own_stream = [](void* p) {
+      auto* self = static_cast<Self*>(p);
+      for (int i = 0; i < self->launches; ++i) {
+        orLaunchKernelEx(self->stream, [](void* q) { static_cast<Self*>(q)->runs++; }, self, nullptr);
+      }
+    };
+    Self few{s, 10};
+    EXPECT_OK(orLaunchHostFunc(s, launch_on_own_stream, &few));
+    // A synchronize waits for the work queued before it: the host function.
+    // The second one waits for what the host function queued.
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT(few.runs == 10);
+    // More than the stream holds: the worker cannot wait for itself, so the
+    // launches past the last free slot fail, reported at the next synchronize.
+    Self many{s, 5000};
+    EXPECT_OK(orLaunchHostFunc(s, launch_on_own_stream, &many));
+    EXPECT(orStreamSynchronize(s) == orErrorLaunchFailure);
+    EXPECT(std::strstr(orGetLastErrorDetail(), "its own stream") != nullptr);
+    // The error was reported once; this synchronize waits for the launches
+    // that fitted.
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT(many.runs > 1000 && many.runs < 5000);
+    EXPECT_OK(orStreamDestroy(s));
+  });
+
   run("a forked child is refused, not left to hang", [] {
     // The runtime has started (the tests above made streams and memory).
     pid_t pid = fork();
