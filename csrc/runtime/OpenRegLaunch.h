@@ -2,6 +2,7 @@
 #pragma once
 
 // LITERALINCLUDE START: LAUNCH_OPENREG_LAUNCH_INCLUDES
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
 #include <openreg.h>
@@ -71,6 +72,11 @@ void end_kernel_storages();
 
 template <class F>
 void run_boxed_kernel(void* boxed) {
+  // A kernel computes values; autograd happened on the host. PyTorch runs its
+  // CPU kernels below the autograd and view-tracking keys, and so do we: the
+  // CPU tensors a kernel makes would otherwise take the autograd kernel of
+  // every operator they reach, and each view would get autograd's metadata.
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
   try {
     (*static_cast<F*>(boxed))();
   } catch (const c10::Error& e) {
