@@ -130,7 +130,9 @@ void activity_discard(PendingActivity* a);  // captured into a graph: never reco
 // starts on a cache line of its own: a write to a line the other core holds
 // costs a miss.
 namespace openreg {
-constexpr uint64_t kRingSlots = 2048;  // more than kMaxPending (stream.cpp) tasks ever wait
+// Twice kMaxPending (stream.cpp), the most tasks a launch lets wait: a launch
+// finds its slot free unless many threads launch at once. 128 KiB a stream.
+constexpr uint64_t kRingSlots = 2048;
 
 struct alignas(64) RingSlot {
   // The slot holds position p's task (ticket p + 1) when turn == p + 1, and
