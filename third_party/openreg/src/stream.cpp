@@ -73,26 +73,31 @@ void run_task(const Task& task) {
   in_kernel = false;
 }
 
-// Waits until the slot holds position `pos`'s task; false if the stream is
-// being destroyed and has nothing left to run.
-bool wait_for_task(orStream_t s, const RingSlot& slot, uint64_t pos) {
-  // Spin briefly before paying for a sleep; the clock is read only every so
-  // often, it costs more than a pause.
-  auto spin_until = Clock::now() + kSpin;
-  for (unsigned i = 1; slot.turn.load(std::memory_order_acquire) != pos + 1; ++i) {
-    if (i % 256 == 0 && Clock::now() >= spin_until) {
-      std::unique_lock<std::mutex> lock(s->mu);
-      // seq_cst on both sides of this handshake: we announce the sleep and
-      // then read the slot; a launch fills the slot and then reads `sleeping`.
-      // One of the two sees the other's write, so no launch goes unnoticed.
-      s->sleeping.store(true);
-      s->work_cv.wait(lock, [&] { return slot.turn.load() == pos + 1 || s->stopping; });
-      s->sleeping.store(false, std::memory_order_relaxed);
-      return slot.turn.load(std::memory_order_acquire) == pos + 1;
-    }
+// Spins for up to kSpin until ready() holds, before a caller pays for a
+// sleep; false if it still does not. The clock is read only every so often,
+// it costs more than a pause.
+template <class Ready>
+bool spin_until(Ready ready) {
+  auto deadline = Clock::now() + kSpin;
+  for (unsigned i = 1; !ready(); ++i) {
+    if (i % 256 == 0 && Clock::now() >= deadline) return false;
     OPENREG_PAUSE();
   }
   return true;
+}
+
+// Waits until the slot holds position `pos`'s task; false if the stream is
+// being destroyed and has nothing left to run.
+bool wait_for_task(orStream_t s, const RingSlot& slot, uint64_t pos) {
+  if (spin_until([&] { return slot.turn.load(std::memory_order_acquire) == pos + 1; })) return true;
+  std::unique_lock<std::mutex> lock(s->mu);
+  // seq_cst on both sides of this handshake: we announce the sleep and then
+  // read the slot; a launch fills the slot and then reads `sleeping`. One of
+  // the two sees the other's write, so no launch goes unnoticed.
+  s->sleeping.store(true);
+  s->work_cv.wait(lock, [&] { return slot.turn.load() == pos + 1 || s->stopping; });
+  s->sleeping.store(false, std::memory_order_relaxed);
+  return slot.turn.load(std::memory_order_acquire) == pos + 1;
 }
 
 void run_worker(orStream_t s) {
@@ -252,8 +257,9 @@ uint64_t submit(orStream_t s, Task t) {
       return 0;
     }
   }
+  bool own_worker = running_stream == s;  // a stream's own worker never waits for itself
   uint64_t pos;
-  if (running_stream != s) {
+  if (!own_worker) {
     pos = s->submitted.fetch_add(1, std::memory_order_relaxed);
     // The slot is still taken only if kRingSlots tasks wait: more than the
     // kMaxPending a launch lets wait, unless many threads launch at once.
@@ -282,7 +288,7 @@ uint64_t submit(orStream_t s, Task t) {
     { std::lock_guard<std::mutex> lock(s->mu); }  // the worker is in its wait, or sees the slot
     s->work_cv.notify_one();
   }
-  if (running_stream != s) {  // a stream's own worker never waits for itself
+  if (!own_worker) {
     // More than kMaxPending tasks wait. `completed` changes with every task
     // the worker runs: reading it at every launch would cost a cache miss.
     // Reread it only when the last value read says the stream is full.
@@ -307,20 +313,14 @@ uint64_t submit(orStream_t s, Task t) {
 
 // LITERALINCLUDE START: DRIVER_WAIT_FOR
 void wait_for(orStream_t s, uint64_t ticket) {
-  auto spin_until = Clock::now() + kSpin;
-  for (unsigned i = 1; s->completed.load(std::memory_order_acquire) < ticket; ++i) {
-    if (i % 256 == 0 && Clock::now() >= spin_until) {
-      s->waiters.fetch_add(1);
-      std::unique_lock<std::mutex> lock(s->mu);
-      s->done_cv.wait(lock, [&] {
-        if (ticket < s->wake_at.load()) s->wake_at.store(ticket);  // under the lock: no race
-        return s->completed.load() >= ticket;
-      });
-      s->waiters.fetch_sub(1);
-      return;
-    }
-    OPENREG_PAUSE();
-  }
+  if (spin_until([&] { return s->completed.load(std::memory_order_acquire) >= ticket; })) return;
+  s->waiters.fetch_add(1);
+  std::unique_lock<std::mutex> lock(s->mu);
+  s->done_cv.wait(lock, [&] {
+    if (ticket < s->wake_at.load()) s->wake_at.store(ticket);  // under the lock: no race
+    return s->completed.load() >= ticket;
+  });
+  s->waiters.fetch_sub(1);
 }
 // LITERALINCLUDE END: DRIVER_WAIT_FOR
 
