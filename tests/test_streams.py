@@ -39,6 +39,20 @@ def test_current_and_default_streams():
         torch.openreg.set_stream(default)
 
 
+def test_a_stream_context_of_another_device_restores_the_current_device():
+    """Entering a stream of openreg:1 makes openreg:1 current (work goes to the stream); leaving
+    it restores openreg:0 and openreg:1's previous stream, as torch.cuda.stream does. A context
+    that left openreg:1 current sent later work of the caller to the wrong device."""
+    assert torch.openreg.current_device() == 0
+    side = torch.openreg.Stream(device=1)
+    with torch.openreg.stream(side):
+        assert torch.openreg.current_device() == 1 and torch.openreg.current_stream() == side
+        assert torch.ones(1, device="openreg").device == torch.device("openreg:1")
+    assert torch.openreg.current_device() == 0
+    assert torch.openreg.current_stream(1).stream_id == 0
+    assert torch.ones(1, device="openreg").device == torch.device("openreg:0")
+
+
 def test_current_stream_is_per_thread():
     s = torch.openreg.Stream()
     seen = []

@@ -84,16 +84,19 @@ class StreamContext:
     def __init__(self, stream: torch.Stream | None) -> None:
         self.stream = stream
         self.previous: torch.Stream | None = None
+        self.previous_device = -1
 
     def __enter__(self) -> torch.Stream | None:
         if self.stream is not None:
+            self.previous_device = torch.accelerator.current_device_index()
             self.previous = torch.accelerator.current_stream(self.stream.device_index)
-            torch.accelerator.set_stream(self.stream)
+            torch.accelerator.set_stream(self.stream)  # makes the stream's device current too
         return self.stream
 
     def __exit__(self, *exc: Any) -> None:
         if self.previous is not None:
             torch.accelerator.set_stream(self.previous)
+            torch.accelerator.set_device_index(self.previous_device)  # as on entry, like CUDA's
 
 
 def stream(stream: torch.Stream | None) -> StreamContext:
