@@ -1,18 +1,21 @@
 """Per-operator benchmark: the operators real models call, openreg against native CPU.
 
-    python benchmarks/ops.py                 # every operator at 1K and 1M elements (about 2 minutes)
+    python benchmarks/ops.py                 # every operator at 1K and 1M elements (about 3 minutes)
     python benchmarks/ops.py --quick         # a few iterations: checks the harness, not numbers
     python benchmarks/ops.py --size 1K -k sum   # one size, operators whose name contains "sum"
     python benchmarks/ops.py --cpu-vs-cpu    # both sides on the CPU: checks the harness itself
+    python benchmarks/ops.py --kernel-threads 2   # the device's kernels get both cores
 
 The operators are what a CNN, a transformer block, an LSTM and an AMP training step dispatch
 (see `torch.openreg` dispatch tracing in docs/tools.md), plus indexing and reductions. Each
-runs on tensors of about 1,024 and about 1,048,576 elements. CPU and openreg rounds
-alternate, openreg rounds end with a synchronize, and the ratio is the median of the
-per-round ratios (openreg / CPU; 1.00 is as fast as native CPU). The rounds of an operator
-are spread over the run: the whole list is measured in several passes, a few rounds each,
-because this machine has slow phases lasting seconds that a block of consecutive rounds would
-fall into entirely. The `worst` column is the highest median of a single pass. The last lines
+runs on tensors of about 1,024 and about 1,048,576 elements. Each side runs in a process of
+its own (in one process the device's OpenMP threads and the CPU side's slow each other); their
+rounds alternate, openreg rounds end with a synchronize, and the ratio is the median of the
+per-round ratios (openreg / CPU; 1.00 is as fast as native CPU). openreg's kernels get the
+backend's default of one thread, or `--kernel-threads N` (the host thread then gets one).
+The rounds of an operator are spread over the run: the whole list is measured in several
+passes, a few rounds each, because this machine has slow phases lasting seconds that a block
+of consecutive rounds would fall into entirely. The `worst` column is the highest median of a single pass. The last lines
 are the geometric means of the ratios, per size.
 """
 
@@ -22,6 +25,7 @@ import argparse
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -31,7 +35,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import alternate  # noqa: E402  (the shared harness: alternating rounds)
+from run import seconds_per_call  # noqa: E402  (the shared harness: one timed loop)
 
 # LITERALINCLUDE START: BENCH_SIZES
 SIZES = {"1K": 1 << 10, "1M": 1 << 20}
@@ -280,36 +284,112 @@ Results = dict[tuple[str, str], tuple[list[float], list[float], list[float], lis
 
 
 def run_passes(names: list[str], sizes: list[str], passes: int, rounds: int, quick: bool = False,
-               cpu_vs_cpu: bool = False) -> tuple[Results, dict[str, set[str]]]:
+               cpu_vs_cpu: bool = False,
+               kernel_threads: int | None = None) -> tuple[Results, dict[str, set[str]]]:
     """Measures every (operator, size) in `passes` passes over the list, `rounds` alternating
     rounds each. Returns, per (operator, size), the CPU seconds, openreg seconds and ratio of
     every round and the median ratio of each pass; and per operator, those that fell back to
-    the CPU. `cpu_vs_cpu` runs the CPU on both sides (every ratio should be near 1.00)."""
-    # Each operator's tensors are made once and kept for every pass, as a model keeps its
-    # weights; every pass times the same calls on the same memory.
-    calls: dict[tuple[str, str], tuple[Callable[[], object], Callable[[], object], int]] = {}
+    the CPU. `cpu_vs_cpu` runs the CPU on both sides (every ratio should be near 1.00).
+    openreg's kernels get `kernel_threads` threads (default: the backend's, 1)."""
+    threads = kernel_threads or torch.openreg.get_kernel_threads()
+    cpu, dev = Side("cpu", threads), Side("cpu" if cpu_vs_cpu else "openreg", threads)
+    # Each operator's tensors are made once, in each side's process, and kept for every pass,
+    # as a model keeps its weights; every pass times the same calls on the same memory.
+    iterations: dict[tuple[str, str], int] = {}
     results: Results = {(name, size): ([], [], [], []) for name in names for size in sizes}
     fell_back: dict[str, set[str]] = {name: set() for name in names}
-    for p in range(passes):
-        print(f"pass {p + 1} of {passes}", file=sys.stderr, flush=True)
-        for name in names:
-            for size in sizes:
-                key = (name, size)
-                if key not in calls:
-                    cpu_fn = OPS[name](SIZES[size], "cpu")
-                    dev_fn = OPS[name](SIZES[size], "cpu" if cpu_vs_cpu else "openreg")
-                    iterations = 2 if quick else iterations_for(cpu_fn, 0.01)  # ~10 ms a round
-                    calls[key] = (cpu_fn, dev_fn, iterations)
-                torch.openreg.reset_fallback_counts()
-                cpu, dev, ratios = alternate(*calls[key], rounds)
-                fell_back[name].update(torch.openreg.fallback_counts())
-                all_cpu, all_dev, all_ratios, per_pass = results[key]
-                all_cpu.extend(cpu)
-                all_dev.extend(dev)
-                all_ratios.extend(ratios)
-                per_pass.append(statistics.median(ratios))
+    try:
+        for p in range(passes):
+            print(f"pass {p + 1} of {passes}", file=sys.stderr, flush=True)
+            for name in names:
+                for size in sizes:
+                    key = (name, size)
+                    if key not in iterations:  # ~10 ms a round on the CPU
+                        iterations[key] = 2 if quick else int(cpu.ask(name, size, 0)[0])
+                    all_cpu, all_dev, all_ratios, per_pass = results[key]
+                    ratios = []
+                    for _ in range(rounds):
+                        all_cpu.append(float(cpu.ask(name, size, iterations[key])[0]))
+                        seconds, fallbacks = dev.ask(name, size, iterations[key])
+                        all_dev.append(float(seconds))
+                        fell_back[name].update(filter(None, fallbacks.split(",")))
+                        ratios.append(all_dev[-1] / all_cpu[-1])
+                    all_ratios.extend(ratios)
+                    per_pass.append(statistics.median(ratios))
+    finally:
+        cpu.close()
+        dev.close()
     return results, fell_back
 # LITERALINCLUDE END: BENCH_PASSES
+
+# LITERALINCLUDE START: BENCH_PROCESSES
+SETTLE_SECONDS = 0.01
+
+
+class Side:
+    """One side of the comparison, in a process of its own (`ops.py --serve`). The device's
+    kernels are OpenMP loops on the device's worker threads: in the CPU side's process they
+    would sit beside the CPU side's own OpenMP threads, more threads than cores, and libgomp
+    then makes every idle thread sleep at once and every parallel loop wake its threads
+    first, on both sides (a CPU relu of 1 M floats: 186 us instead of 58)."""
+
+    def __init__(self, device: str, kernel_threads: int) -> None:
+        self.device = device
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--serve", device,
+             "--kernel-threads", str(kernel_threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, name: str, size: str, iterations: int) -> list[str]:
+        """Seconds per call over `iterations` calls and the operators that fell back (or, for
+        0 iterations, how many calls take about 10 ms)."""
+        assert self.process.stdin and self.process.stdout
+        self.process.stdin.write(f"{name}\t{size}\t{iterations}\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the {self.device} side of the benchmark exited "
+                               f"(code {self.process.wait()}) at {name} {size}")
+        # The side's idle OpenMP threads spin a few milliseconds before they sleep: the other
+        # side's round must not start while they still take its cores. The wait is busy: an
+        # idle machine slows down, and the next round would start on a cold one.
+        settled = time.perf_counter() + SETTLE_SECONDS
+        while time.perf_counter() < settled:
+            pass
+        return answer.rstrip("\n").split("\t")
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        self.process.wait()
+
+
+def serve(device: str, kernel_threads: int) -> None:
+    """The loop of a side's process: answers `Side.ask`, one line per question."""
+    warnings.simplefilter("ignore")  # a fallback warning would be printed into the answers
+    if device == "openreg":
+        if kernel_threads > 1:  # the host thread only launches: the cores go to the kernels
+            torch.set_num_threads(1)
+        torch.openreg.set_kernel_threads(kernel_threads)
+    finish = torch.openreg.synchronize if device == "openreg" else (lambda: None)
+    calls: dict[tuple[str, str], Callable[[], object]] = {}
+    for line in sys.stdin:
+        name, size, count = line.rstrip("\n").split("\t")
+        iterations = int(count)
+        if (name, size) not in calls:
+            calls[(name, size)] = OPS[name](SIZES[size], device)
+            fn = calls[(name, size)]
+            for _ in range(max(2, iterations // 10)):  # warm up caches and allocators
+                fn()
+            finish()
+        fn = calls[(name, size)]
+        if iterations == 0:
+            print(iterations_for(fn, 0.01), flush=True)
+            continue
+        torch.openreg.reset_fallback_counts()
+        seconds = seconds_per_call(fn, finish, iterations)
+        print(f"{seconds!r}\t{','.join(sorted(torch.openreg.fallback_counts()))}", flush=True)
+# LITERALINCLUDE END: BENCH_PROCESSES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -322,14 +402,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds per pass (default 3)")
     parser.add_argument("--cpu-vs-cpu", action="store_true",
                         help="both sides on the CPU: every ratio should be near 1.00")
+    parser.add_argument("--kernel-threads", type=int, default=None,
+                        help="threads of openreg's kernels (default: the backend's, 1); "
+                             "above 1, openreg's host thread gets 1")
+    parser.add_argument("--serve", choices=["cpu", "openreg"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.serve:
+        serve(args.serve, args.kernel_threads)
+        return 0
     warnings.simplefilter("ignore")  # a fallback warning would be printed into the table
     sizes = args.size or list(SIZES)
     names = [name for name in OPS if args.contains in name]
     passes, rounds = (1, 1) if args.quick else (args.passes, args.rounds)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads, {len(names)} operators, "
+    threads = args.kernel_threads or torch.openreg.get_kernel_threads()
+    host = 1 if threads > 1 else torch.get_num_threads()
+    print(f"torch {torch.__version__}, CPU: {torch.get_num_threads()} threads; openreg: kernels on "
+          f"{threads}, host {host}; a process each; {len(names)} operators, "
           f"{passes} passes of {rounds} rounds" + (", CPU against CPU" if args.cpu_vs_cpu else ""))
-    results, fell_back = run_passes(names, sizes, passes, rounds, args.quick, args.cpu_vs_cpu)
+    results, fell_back = run_passes(names, sizes, passes, rounds, args.quick, args.cpu_vs_cpu,
+                                    threads)
     print(f"{'operator':24}" + "".join(f" {'cpu ' + s:>10} {'openreg':>10} {'ratio':>6} {'worst':>6}"
                                        for s in sizes) + "  CPU fallback")
     ratios_by_size: dict[str, list[float]] = {s: [] for s in sizes}

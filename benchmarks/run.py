@@ -208,28 +208,44 @@ jobs = {{"CNN training step": (cnn, torch.randn(64, 3, 32, 32), torch.randint(0,
         "transformer training step": (block, torch.randn(16, 64, 256), torch.randn(16, 64, 256),
                                       nn.functional.mse_loss)}}
 for name, (make, x, y, loss_fn) in jobs.items():
-    ratios, cpus, devs = [], [], []
-    for _ in range({rounds}):
-        c = step_time(make, x, y, loss_fn, "cpu"); d = step_time(make, x, y, loss_fn, "openreg")
-        cpus.append(c); devs.append(d); ratios.append(d / c)
-    print(name, statistics.median(cpus), statistics.median(devs), statistics.median(ratios))
+    print(name, step_time(make, x, y, loss_fn, "{device}"))
 """
+def models_setup(device: str, kernel_threads: int) -> str:
+    """The lines a side's process runs first: openreg's kernel threads, and one thread for
+    the host when the kernels take more (docs/device-kernels.md, "Threads of a kernel")."""
+    if device == "cpu":
+        return ""
+    host = "torch.set_num_threads(1)\n" if kernel_threads > 1 else ""
+    return host + f"torch.openreg.set_kernel_threads({kernel_threads})\n"
 
 
-def model_steps(quick: bool) -> list[tuple[str, float, float, float]]:
-    code = MODELS_SNIPPET.format(steps=1 if quick else 10, rounds=1 if quick else 3)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    rows = []
-    for line in out.splitlines():
-        words = line.split()
-        rows.append((" ".join(words[:-3]), *map(float, words[-3:])))
-    return rows
+def model_steps(quick: bool, kernel_threads: int) -> list[tuple[str, float, float, float]]:
+    """(name, CPU seconds, openreg seconds, ratio) of a training step of each model: medians
+    of alternating rounds, each side of a round in a new process of its own (the kernels'
+    OpenMP threads and the CPU side's would slow each other in one process)."""
+    steps, rounds = (1, 1) if quick else (10, 3)
+    times: dict[str, dict[str, list[float]]] = {}
+    for _ in range(rounds):
+        for device in ("cpu", "openreg"):
+            setup = models_setup(device, kernel_threads)
+            code = MODELS_SNIPPET.replace("import warnings;", setup + "import warnings;", 1)
+            code = code.format(steps=steps, device=device)
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 check=True).stdout
+            for line in out.splitlines():
+                name, _, seconds = line.rpartition(" ")
+                times.setdefault(name, {"cpu": [], "openreg": []})[device].append(float(seconds))
+    return [(name, statistics.median(t["cpu"]), statistics.median(t["openreg"]),
+             statistics.median(d / c for c, d in zip(t["cpu"], t["openreg"])))
+            for name, t in times.items()]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
+    parser.add_argument("--kernel-threads", type=int, default=1,
+                        help="threads of openreg's kernels in the training steps (default 1, the "
+                             "backend's); above 1, openreg's host thread gets 1")
     args = parser.parse_args()
     rounds = 1 if args.quick else 9
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
@@ -255,7 +271,7 @@ def main() -> None:
         print(f"{'':28} native is {t['fallback'] / t['openreg']:.1f}x faster than the fallback")
 
     # Training steps of ordinary models, all on the device (no fallback).
-    for name, cpu, dev, ratio in model_steps(args.quick):
+    for name, cpu, dev, ratio in model_steps(args.quick, args.kernel_threads):
         report(name, cpu, dev, ratio, "<=1.20")
 
     events, wall = event_timing_error(args.quick)

@@ -1,13 +1,14 @@
 """Native kernels (add, sub, mul, div, mm, fill_, zero_, the short pointwise paths, cat, stack,
 _to_copy) agree with the CPU, and check like it."""
 
+import os
 import re
 
 import pytest
 import torch
 
-from conftest import run_example
-from torch_openreg.openreg.testing.compare import move_sample
+from conftest import run_example, run_python
+from torch_openreg.openreg.testing.compare import cpu_threads_of_kernels, move_sample
 
 CASES = [
     ((3, 4), (3, 4)),
@@ -97,7 +98,9 @@ def test_relu_and_relu_inplace_match_cpu(dtype, n):
 def test_full_sum_and_mean_match_cpu(reduce, n):
     for dtype in (torch.float32, torch.float64):
         x = torch.randn(n, dtype=dtype)
-        assert torch.equal(reduce(x.to("openreg")).cpu(), reduce(x))  # the CPU's bits
+        with cpu_threads_of_kernels():  # the CPU's bits, split across as many threads
+            expected = reduce(x)
+        assert torch.equal(reduce(x.to("openreg")).cpu(), expected)
         torch.testing.assert_close(reduce(x.to("openreg")[::2]).cpu(), reduce(x[::2]))
         torch.testing.assert_close(reduce(x.to("openreg"), dtype=torch.float64).cpu(),
                                    reduce(x, dtype=torch.float64))
@@ -274,14 +277,15 @@ FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 def test_short_pointwise_paths_are_the_cpu_kernels(name, shape, dtype):
     x, y, z = special(shape, dtype), special(shape, dtype).flip(-1), special(shape, dtype) * 0.5
     dx, dy, dz = x.to("openreg"), y.to("openreg"), z.to("openreg")
-    if name in SHORT_UNARY:
-        bits_equal(SHORT_UNARY[name](dx), SHORT_UNARY[name](x))
-    elif name in SHORT_BINARY:
-        bits_equal(SHORT_BINARY[name](dx, dy), SHORT_BINARY[name](x, y))
-    else:
-        result = SHORT_IN_PLACE[name](dx, dy, dz)
-        assert result is dx
-        bits_equal(dx, SHORT_IN_PLACE[name](x, y, z))
+    with cpu_threads_of_kernels():  # where a vector loop's pieces end moves NaN's sign bit
+        if name in SHORT_UNARY:
+            bits_equal(SHORT_UNARY[name](dx), SHORT_UNARY[name](x))
+        elif name in SHORT_BINARY:
+            bits_equal(SHORT_BINARY[name](dx, dy), SHORT_BINARY[name](x, y))
+        else:
+            result = SHORT_IN_PLACE[name](dx, dy, dz)
+            assert result is dx
+            bits_equal(dx, SHORT_IN_PLACE[name](x, y, z))
 
 
 def same_outcome(fn, *args):
@@ -515,3 +519,65 @@ def test_device_kernels_example():
     assert lines[2] == "no operator fell back to the CPU"
     cpu, dev = lines[0].split("cpu ")[1].split(" openreg ")
     assert abs(float(cpu) - float(dev.split(",")[0])) < 1e-5
+
+
+def test_kernel_threads_example():
+    """The chapter's listing: the host keeps one thread, the kernels get the cores."""
+    lines = run_example("device_kernels_threads.py").splitlines()
+    assert lines[0] == f"kernel threads: {os.cpu_count()} = cores: {os.cpu_count()}"
+    assert lines[1] == "mean |x|: 0.8"
+
+
+def test_kernel_threads_must_be_between_one_and_the_cores():
+    assert torch.openreg.get_kernel_threads() == 1  # the default
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match=f"at least one thread, got {bad}"):
+            torch.openreg.set_kernel_threads(bad)
+    cores = os.cpu_count()
+    with pytest.raises(ValueError, match=f"at most {cores} threads .this machine's cores., got 1000"):
+        torch.openreg.set_kernel_threads(1000)
+    assert torch.openreg.get_kernel_threads() == 1  # refused values change nothing
+
+
+KERNEL_THREADS_PROBE = """
+import os, torch
+def threads(): return len(os.listdir("/proc/self/task"))
+torch.set_num_threads(2)  # what PyTorch sets on a thread's first parallel loop: must not win
+x = torch.randn(1 << 20)
+x.exp().sum()  # the host's own OpenMP threads start now, before counting
+d = x.to("openreg"); torch.openreg.synchronize()
+before = threads()
+one = d.exp().sum().item()
+after_one = threads()
+torch.openreg.set_kernel_threads(2)
+two = d.exp().sum().item()
+print(torch.openreg.get_kernel_threads(), after_one - before, threads() - after_one,
+      abs(one - two) <= 1e-3 * abs(one), abs(one - x.exp().sum().item()) <= 1e-3 * abs(one))
+"""
+
+
+def test_kernel_threads_decide_the_devices_openmp_threads():
+    """With one kernel thread (the default) the device's worker starts no OpenMP thread beside
+    the host's, even when torch.set_num_threads asked for more; with two it starts one. Both
+    give the CPU's sums."""
+    result = run_python(KERNEL_THREADS_PROBE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["2", "0", "1", "True", "True"]
+
+
+def test_seeded_random_numbers_do_not_depend_on_kernel_threads():
+    """The random kernels split their work across the kernel's threads by position, not by
+    thread: the same seed gives the same numbers on one thread or several."""
+    result = run_python("""
+import torch
+draws = []
+for threads in (1, 2):
+    torch.openreg.set_kernel_threads(threads)
+    torch.manual_seed(0)
+    draws.append((torch.randn(1 << 20, device="openreg").cpu(),
+                  torch.rand(300001, device="openreg").cpu(),
+                  torch.nn.functional.dropout(torch.ones(1 << 20, device="openreg"), 0.3).cpu()))
+print(all(torch.equal(a, b) for a, b in zip(*draws)))
+""")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"

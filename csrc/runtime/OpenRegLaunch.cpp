@@ -2,6 +2,7 @@
 #include "OpenRegLaunch.h"
 
 // LITERALINCLUDE START: LAUNCH_OPENREG_LAUNCH_CPP_INCLUDES
+#include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/Storage.h>
 #include <c10/core/TensorImpl.h>
@@ -11,7 +12,10 @@
 #include <atomic>
 #include <iterator>
 #include <new>
+#include <thread>
 #include <utility>
+
+#include <omp.h>  // PyTorch's CPU kernels run their parallel loops with OpenMP (libgomp)
 // LITERALINCLUDE END: LAUNCH_OPENREG_LAUNCH_CPP_INCLUDES
 
 namespace c10::openreg {
@@ -170,5 +174,55 @@ void free_body(void* memory, size_t bytes) {
 }
 }  // namespace detail
 // LITERALINCLUDE END: LAUNCH_BODY_POOL
+
+// LITERALINCLUDE START: LAUNCH_THREADS_PER_KERNEL
+// A worker runs PyTorch's CPU kernels, whose parallel loops take the OpenMP
+// threads of the thread that runs them: each worker that runs a parallel loop
+// gets a team of its own, beside the host's. libgomp lets its idle threads spin
+// (a few milliseconds) only while the process has no more OpenMP threads than
+// cores; past that, every idle thread sleeps at once, and every parallel loop
+// of the process, the host's too, first wakes its threads. On 2 cores, one
+// worker team beside the host's made a CPU layer_norm of 32 x 32 floats take
+// 26-45 us instead of 4.4, and a CPU relu of 1 M floats 186 us instead of 58.
+// So kernels use one thread unless the user gives the device more (and then,
+// best, takes them from the host: torch.set_num_threads).
+namespace {
+std::atomic<int> threads_per_kernel{1};
+}  // namespace
+
+void set_kernel_threads(int threads) {
+  TORCH_CHECK_VALUE(threads >= 1, "openreg kernels need at least one thread, got ", threads);
+  // More threads than cores only queue for them (and every stream's worker has its own).
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  TORCH_CHECK_VALUE(threads <= cores, "openreg kernels can use at most ", cores,
+                    " threads (this machine's cores), got ", threads);
+  threads_per_kernel.store(threads, std::memory_order_relaxed);
+}
+
+int kernel_threads() { return threads_per_kernel.load(std::memory_order_relaxed); }
+
+// MKL (matrix products) keeps a per-thread count of its own, which PyTorch sets
+// when torch.set_num_threads was called. MKL's C name for mkl_set_num_threads_local
+// (the lower-case symbol takes its argument by pointer, for Fortran); weak, for a
+// torch built without MKL.
+extern "C" int MKL_Set_Num_Threads_Local(int) __attribute__((weak));
+
+namespace detail {
+void use_kernel_threads() {
+  thread_local int applied = 0;  // what this worker thread uses now
+  int wanted = threads_per_kernel.load(std::memory_order_relaxed);
+  if (wanted == applied) return;
+  // PyTorch sets a thread's count at its first parallel loop, and would undo
+  // ours: run that first. Each library keeps its own "first loop" flag (the
+  // flag of an inline function, not exported): libtorch_cpu's, which
+  // at::get_num_threads runs, and ours, for this library's own loops.
+  (void)at::get_num_threads();
+  at::internal::lazy_init_num_threads();
+  omp_set_num_threads(wanted);
+  if (MKL_Set_Num_Threads_Local != nullptr) MKL_Set_Num_Threads_Local(wanted);
+  applied = wanted;
+}
+}  // namespace detail
+// LITERALINCLUDE END: LAUNCH_THREADS_PER_KERNEL
 
 }  // namespace c10::openreg

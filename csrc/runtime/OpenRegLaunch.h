@@ -65,10 +65,22 @@ T* kernel_pointer(T* device_ptr) {
 }
 // LITERALINCLUDE END: LAUNCH_KERNEL_POINTER
 
+// LITERALINCLUDE START: LAUNCH_KERNEL_THREADS
+// How many threads a kernel's parallel loops use: 1 (the default) to the
+// machine's cores; other counts raise c10::ValueError. The device's workers are
+// host threads: their OpenMP threads and the host's share the machine's cores,
+// and OpenMP slows every parallel loop of the process once there are more of
+// its threads than cores (OpenRegLaunch.cpp).
+void set_kernel_threads(int threads);
+int kernel_threads();
+// LITERALINCLUDE END: LAUNCH_KERNEL_THREADS
+
 namespace detail {
 // LITERALINCLUDE START: LAUNCH_RUN_BOXED_KERNEL
-// Forgets the CPU storages that the kernel's KernelTensors made (OpenRegLaunch.cpp).
+// Forgets the CPU storages that the kernel's KernelTensors made, and gives this
+// worker thread the kernel thread count (both in OpenRegLaunch.cpp).
 void end_kernel_storages();
+void use_kernel_threads();
 
 template <class F>
 void run_boxed_kernel(void* boxed) {
@@ -77,6 +89,7 @@ void run_boxed_kernel(void* boxed) {
   // CPU tensors a kernel makes would otherwise take the autograd kernel of
   // every operator they reach, and each view would get autograd's metadata.
   at::AutoDispatchBelowADInplaceOrView below_autograd;
+  use_kernel_threads();
   try {
     (*static_cast<F*>(boxed))();
   } catch (const c10::Error& e) {

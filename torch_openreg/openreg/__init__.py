@@ -91,6 +91,7 @@ __all__ = [
     "device_count",
     "get_device_name",
     "get_device_properties",
+    "get_kernel_threads",
     "get_rng_state",
     "get_rng_state_all",
     "initial_seed",
@@ -104,6 +105,7 @@ __all__ = [
     "seed_all",
     "set_device",
     "set_internal_format",
+    "set_kernel_threads",
     "set_rng_state",
     "set_rng_state_all",
     "synchronize",
@@ -211,6 +213,23 @@ def get_device_properties(device: _DeviceLike = None) -> dict:
 def get_device_name(device: _DeviceLike = None) -> str:
     """The marketing name of ``device``."""
     return get_device_properties(device)["name"]
+
+
+# LITERALINCLUDE START: DEVICE_KERNEL_THREADS
+def set_kernel_threads(threads: int) -> None:
+    """How many CPU threads each openreg kernel's parallel loops use: 1 (the default) to the
+    number of cores; other values raise ``ValueError``.
+
+    The device's kernels run on host threads, beside the host's own OpenMP threads: give the
+    device more threads only with fewer for the host (``torch.set_num_threads``), or both slow.
+    """
+    _C._set_kernel_threads(threads)
+
+
+def get_kernel_threads() -> int:
+    """How many CPU threads each openreg kernel's parallel loops use."""
+    return _C._get_kernel_threads()
+# LITERALINCLUDE END: DEVICE_KERNEL_THREADS
 
 
 class _DefaultGenerators:

@@ -1,4 +1,5 @@
 // Fill.cpp: fill_ and zero_ on the device (what torch.zeros and torch.full use).
+#include <ATen/Parallel.h>
 #include <ATen/ops/fill.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -21,13 +22,18 @@ at::Tensor& fill_(at::Tensor& self, const c10::Scalar& value) {
 at::Tensor& zero_(at::Tensor& self) {
   if (self.numel() == 0) return self;
   if (!self.is_non_overlapping_and_dense()) return openreg::fill_(self, 0);
-  // Zero is all-zero bytes for every dtype: one memset, queued as a kernel.
+  // Zero is all-zero bytes for every dtype: a memset, queued as a kernel, split
+  // across the kernel's threads as PyTorch's CPU fill_ is (128 KiB a piece at least).
   c10::DeviceGuard guard(self.device());
   c10::openreg::check_storage_fits(self);
   struct ZeroKernel {
     void* data;
     size_t bytes;
-    void operator()() const { std::memset(c10::openreg::kernel_pointer(data), 0, bytes); }
+    void operator()() const {
+      char* p = static_cast<char*>(c10::openreg::kernel_pointer(data));
+      at::parallel_for(0, static_cast<int64_t>(bytes), 128 * 1024,
+                       [&](int64_t begin, int64_t end) { std::memset(p + begin, 0, end - begin); });
+    }
   };
   c10::openreg::launch_kernel(
       ZeroKernel{self.mutable_data_ptr(), static_cast<size_t>(self.numel()) * self.element_size()});

@@ -2,6 +2,7 @@
 // LITERALINCLUDE START: AUTOGRAD_REGISTRATION_PATHS_INCLUDES
 #include "RegistrationPaths.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/abs.h>
 #include <ATen/ops/empty_like.h>
@@ -13,6 +14,8 @@
 #include <ATen/ops/where.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/csrc/autograd/custom_function.h>
+
+#include <cstring>
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "../../runtime/OpenRegStream.h"
@@ -117,7 +120,7 @@ at::Tensor selu_autograd(const at::Tensor& self) { return SeluFunction::apply(se
 
 // LITERALINCLUDE START: OVERRIDE_CLONE
 // clone's composite implementation is empty_like + copy_: two dispatches and
-// a generic copy. For dense tensors the device does it with one memcpy,
+// a generic copy. For dense tensors the device does it with one copy kernel,
 // unless a conjugate or negative view needs its values resolved by the copy.
 at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory_format) {
   auto format = memory_format.value_or(c10::MemoryFormat::Preserve);
@@ -131,9 +134,18 @@ at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory
   if (self.is_non_overlapping_and_dense() && out.strides() == self.strides() &&
       !self.is_conj() && !self.is_neg()) {
     c10::DeviceGuard guard(self.device());
-    OPENREG_CHECK(orMemcpyAsync(out.mutable_data_ptr(), self.const_data_ptr(),
-                                self.numel() * self.element_size(), orMemcpyDeviceToDevice,
-                                c10::openreg::getCurrentOpenRegStream().stream()));
+    // memcpy split across the kernel's threads, as PyTorch's CPU clone is split
+    // (the driver's device-to-device copy runs on the stream's worker alone).
+    const char* src = static_cast<const char*>(self.const_data_ptr());
+    char* dst = static_cast<char*>(out.mutable_data_ptr());
+    int64_t bytes = self.numel() * self.element_size();
+    c10::openreg::launch_kernel([src, dst, bytes] {
+      const char* from = c10::openreg::kernel_pointer(src);
+      char* to = c10::openreg::kernel_pointer(dst);
+      at::parallel_for(0, bytes, 128 * 1024, [&](int64_t begin, int64_t end) {
+        std::memcpy(to + begin, from + begin, end - begin);
+      });
+    });
     return out;
   }
   return out.copy_(self);

@@ -7,6 +7,7 @@
 #include <runtime/OpenRegFunctions.h>
 #include <runtime/OpenRegGenerator.h>
 #include <runtime/OpenRegHooks.h>
+#include <runtime/OpenRegLaunch.h>
 // LITERALINCLUDE END: BINDINGS_INCLUDES_OF_DEVICE_BINDINGS
 
 namespace torch_openreg {
@@ -43,6 +44,8 @@ void bind_device(py::module_& m) {
           py::gil_scoped_release no_gil;
           c10::openreg::synchronize_device(static_cast<c10::DeviceIndex>(device));
         }));
+  m.def("_set_kernel_threads", translating<int>([](int n) { c10::openreg::set_kernel_threads(n); }));
+  m.def("_get_kernel_threads", [] { return c10::openreg::kernel_threads(); });
   m.def("_get_device_properties", translating<int>([](int device) { return device_properties(device); }));
   m.def("_get_default_generator", translating<int>([](int device) {
           const at::Generator& gen =

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 import torch
@@ -280,6 +281,24 @@ def mode_of(op) -> str:
 # LITERALINCLUDE END: TESTING_MODE_OF
 
 
+# LITERALINCLUDE START: TESTING_CPU_THREADS
+@contextlib.contextmanager
+def cpu_threads_of_kernels():
+    """Runs the CPU reference on as many threads as openreg's kernels use.
+
+    Where a parallel loop's pieces end decides how a reduction rounds, and where a vector loop
+    hands over to its scalar tail (the sign of a NaN, for one): a reference on two threads and
+    a device kernel on one differ in the last bit, though both are PyTorch's CPU kernel.
+    """
+    saved = torch.get_num_threads()
+    torch.set_num_threads(torch.openreg.get_kernel_threads())
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
+# LITERALINCLUDE END: TESTING_CPU_THREADS
+
+
 # LITERALINCLUDE START: TESTING_CHECK_OP
 def check_op(op, dtype: torch.dtype, backward: bool = False, device: str = "openreg",
              max_samples: int | None = None) -> Outcome:
@@ -306,7 +325,8 @@ def check_op(op, dtype: torch.dtype, backward: bool = False, device: str = "open
         # A sample that names a device (x.to("cpu")) may return a CPU tensor.
         names_device = any(isinstance(a, (torch.device, str)) for a in sample.args)
         try:
-            expected = _run(op, cpu_args, sample, backward, seed=index)
+            with cpu_threads_of_kernels():
+                expected = _run(op, cpu_args, sample, backward, seed=index)
             cpu_error = None
         except Exception as exc:  # the CPU refuses this sample
             expected, cpu_error = None, exc
@@ -364,7 +384,8 @@ def check_module(module_info, dtype: torch.dtype, training: bool = True,
         fake = type("S", (), {"input": (), "args": fwd.args, "kwargs": fwd.kwargs})
         _, cpu_args, cpu_kwargs = move_sample(fake, "cpu")
         _, dev_args, dev_kwargs = move_sample(fake, device)
-        expected = cpu_module(*cpu_args, **cpu_kwargs)
+        with cpu_threads_of_kernels():
+            expected = cpu_module(*cpu_args, **cpu_kwargs)
         try:
             actual = dev_module(*dev_args, **dev_kwargs)
         except Exception as exc:
@@ -382,8 +403,9 @@ def check_module(module_info, dtype: torch.dtype, training: bool = True,
                 gouts = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in outputs]
                 gouts = [to_device(g, o.device.type) if o.device.type != "cpu" else g
                          for g, o in zip(gouts, outputs)]
-                grads.append(torch.autograd.grad(outputs, inputs, gouts, allow_unused=True)
-                             if outputs and inputs else ())
+                with cpu_threads_of_kernels():
+                    grads.append(torch.autograd.grad(outputs, inputs, gouts, allow_unused=True)
+                                 if outputs and inputs else ())
             compare_results(grads[1], grads[0], "value", BACKWARD_TOL.get(dtype, (0, 0)))
         except Mismatch as exc:
             return Outcome("fail", checked, f"sample {index}: {str(exc)[:300]}")
