@@ -38,8 +38,9 @@ void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
 // LITERALINCLUDE START: AMP_SCALER_GRAD_CHECK
 // float32, the common case: a branch-free loop the compiler vectorizes (a
 // value is inf or NaN exactly when its exponent bits are all ones), split over
-// PyTorch's intra-op threads as the CPU's kernel is. A loop that tested
-// std::isfinite per element, on one thread, ran at a third of the CPU's speed.
+// the kernel's threads (torch.openreg.set_kernel_threads) as the CPU's kernel is
+// split over its own. A loop that tested std::isfinite per element ran at a
+// third of the CPU's speed.
 bool unscale_float(float* data, int64_t n, float inv_scale) {
   std::atomic<uint32_t> nonfinite{0};
   at::parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
