@@ -376,13 +376,12 @@ def serve(device: str, kernel_threads: int) -> None:
     for line in sys.stdin:
         name, size, count = line.rstrip("\n").split("\t")
         iterations = int(count)
-        if (name, size) not in calls:
-            calls[(name, size)] = OPS[name](SIZES[size], device)
-            fn = calls[(name, size)]
+        fn = calls.get((name, size))
+        if fn is None:
+            fn = calls[(name, size)] = OPS[name](SIZES[size], device)
             for _ in range(max(2, iterations // 10)):  # warm up caches and allocators
                 fn()
             finish()
-        fn = calls[(name, size)]
         if iterations == 0:
             print(iterations_for(fn, 0.01), flush=True)
             continue

@@ -180,7 +180,7 @@ def op_paths(quick: bool) -> dict[str, dict[str, float]]:
 
 MODELS_SNIPPET = """
 import time, statistics, torch, torch.nn as nn
-import warnings; warnings.simplefilter("ignore")
+{setup}import warnings; warnings.simplefilter("ignore")
 def cnn():
     torch.manual_seed(0)
     return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
@@ -227,9 +227,8 @@ def model_steps(quick: bool, kernel_threads: int) -> list[tuple[str, float, floa
     times: dict[str, dict[str, list[float]]] = {}
     for _ in range(rounds):
         for device in ("cpu", "openreg"):
-            setup = models_setup(device, kernel_threads)
-            code = MODELS_SNIPPET.replace("import warnings;", setup + "import warnings;", 1)
-            code = code.format(steps=steps, device=device)
+            code = MODELS_SNIPPET.format(setup=models_setup(device, kernel_threads),
+                                         steps=steps, device=device)
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                  check=True).stdout
             for line in out.splitlines():
