@@ -565,6 +565,38 @@ def test_kernel_threads_decide_the_devices_openmp_threads():
     assert result.stdout.split() == ["2", "0", "1", "True", "True"]
 
 
+SMALL_KERNELS_PROBE = """
+import os, torch
+def threads(): return len(os.listdir("/proc/self/task"))
+torch.set_num_threads(1)
+torch.openreg.set_kernel_threads(2)
+small = torch.randn(32, 32).to("openreg")  # copies: no kernel yet
+large = torch.randn(512, 64).to("openreg")
+torch.openreg.synchronize()
+before = threads()
+for _ in range(3):
+    small.softmax(1).sum().item(); small.clone().zero_(); torch.openreg.synchronize()
+after_small = threads()
+y = large.softmax(1)
+after_large = threads()
+print(after_small - before, after_large - after_small,
+      torch.allclose(y.cpu(), large.cpu().softmax(1)))
+"""
+
+
+def test_small_kernels_stay_on_one_thread():
+    """With two kernel threads, kernels on fewer than 32,768 elements still run on the worker
+    alone (PyTorch splits even a 32 x 32 softmax, and the CPU on two threads starts a thread
+    for it); the first kernel on a larger tensor starts the worker's OpenMP thread."""
+    result = run_python(SMALL_KERNELS_PROBE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "1", "True"]
+    cpu = run_python("import os, torch\ntorch.set_num_threads(2)\n"
+                     "n = len(os.listdir('/proc/self/task'))\ntorch.randn(32, 32).softmax(1)\n"
+                     "print(len(os.listdir('/proc/self/task')) - n)")
+    assert cpu.stdout.strip() == "1", "the probe's small softmax must be one PyTorch splits"
+
+
 def test_seeded_random_numbers_do_not_depend_on_kernel_threads():
     """The random kernels split their work across the kernel's threads by position, not by
     thread: the same seed gives the same numbers on one thread or several."""

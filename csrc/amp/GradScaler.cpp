@@ -43,7 +43,7 @@ void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
 // third of the CPU's speed.
 bool unscale_float(float* data, int64_t n, float inv_scale) {
   std::atomic<uint32_t> nonfinite{0};
-  at::parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
+  c10::openreg::kernel_parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
     uint32_t local = 0;
     for (int64_t i = begin; i < end; ++i) {
       uint32_t bits;

@@ -19,6 +19,9 @@ void launch_compiled_kernel(CompiledKernelEntry entry, DeviceIndex device,
   // The body runs on the stream's worker, the only place where device
   // addresses may be turned into addresses the host can touch.
   launch_kernel([entry, args = std::move(args)]() mutable {
+    // Inductor gives a loop threads only when each gets enough work
+    // (config.cpp.min_chunk_size): the kernel may use every kernel thread.
+    use_kernel_threads();
     c10::SmallVector<void*, 16> slots(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i].kind == CompiledKernelArg::Kind::DevicePointer) {

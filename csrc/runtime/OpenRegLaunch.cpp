@@ -7,6 +7,7 @@
 #include <c10/core/Storage.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/SmallVector.h>
+#include <c10/util/accumulate.h>
 
 #include <algorithm>
 #include <atomic>
@@ -50,6 +51,7 @@ void end_kernel_storages() { kernel_storages.clear(); }
 }  // namespace detail
 
 at::Tensor KernelTensor::cpu() const {
+  kernel_works_on(c10::multiply_integers(sizes_));  // a large tensor gets the kernel threads
   at::Tensor t = at::detail::make_tensor<c10::TensorImpl>(
       kernel_storage(storage_, storage_bytes_), c10::DispatchKeySet(c10::DispatchKey::CPU),
       c10::scalarTypeToTypeMeta(dtype_));
@@ -207,22 +209,38 @@ int kernel_threads() { return threads_per_kernel.load(std::memory_order_relaxed)
 // torch built without MKL.
 extern "C" int MKL_Set_Num_Threads_Local(int) __attribute__((weak));
 
+namespace {
+thread_local int applied = 0;  // the count this worker thread's loops use now (0: not set yet)
+
+void use_threads(int threads) {
+  if (applied == 0) {
+    // PyTorch sets a thread's count at its first parallel loop, and would undo
+    // ours: run that first. Each library keeps its own "first loop" flag (the
+    // flag of an inline function, not exported): libtorch_cpu's, which
+    // at::get_num_threads runs, and ours, for this library's own loops.
+    (void)at::get_num_threads();
+    at::internal::lazy_init_num_threads();
+  }
+  omp_set_num_threads(threads);
+  if (MKL_Set_Num_Threads_Local != nullptr) MKL_Set_Num_Threads_Local(threads);
+  applied = threads;
+}
+}  // namespace
+
 namespace detail {
-void use_kernel_threads() {
-  thread_local int applied = 0;  // what this worker thread uses now
-  int wanted = threads_per_kernel.load(std::memory_order_relaxed);
-  if (wanted == applied) return;
-  // PyTorch sets a thread's count at its first parallel loop, and would undo
-  // ours: run that first. Each library keeps its own "first loop" flag (the
-  // flag of an inline function, not exported): libtorch_cpu's, which
-  // at::get_num_threads runs, and ours, for this library's own loops.
-  (void)at::get_num_threads();
-  at::internal::lazy_init_num_threads();
-  omp_set_num_threads(wanted);
-  if (MKL_Set_Num_Threads_Local != nullptr) MKL_Set_Num_Threads_Local(wanted);
-  applied = wanted;
+// A small kernel's loops stay on the worker: with more than one thread,
+// PyTorch splits even a softmax of 32 x 32 floats, and the team's second
+// thread, woken for a few microseconds of work, then spins and takes a core
+// from the host thread that launches the next kernel.
+void begin_kernel_threads() {
+  if (applied != 1) use_threads(1);
 }
 }  // namespace detail
+
+void use_kernel_threads() {
+  int wanted = threads_per_kernel.load(std::memory_order_relaxed);
+  if (wanted != applied) use_threads(wanted);
+}
 // LITERALINCLUDE END: LAUNCH_THREADS_PER_KERNEL
 
 }  // namespace c10::openreg

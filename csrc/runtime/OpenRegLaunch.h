@@ -2,6 +2,7 @@
 #pragma once
 
 // LITERALINCLUDE START: LAUNCH_OPENREG_LAUNCH_INCLUDES
+#include <ATen/Parallel.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
@@ -66,21 +67,45 @@ T* kernel_pointer(T* device_ptr) {
 // LITERALINCLUDE END: LAUNCH_KERNEL_POINTER
 
 // LITERALINCLUDE START: LAUNCH_KERNEL_THREADS
-// How many threads a kernel's parallel loops use: 1 (the default) to the
+// How many threads a large kernel's parallel loops use: 1 (the default) to the
 // machine's cores; other counts raise c10::ValueError. The device's workers are
 // host threads: their OpenMP threads and the host's share the machine's cores,
 // and OpenMP slows every parallel loop of the process once there are more of
 // its threads than cores (OpenRegLaunch.cpp).
 void set_kernel_threads(int threads);
 int kernel_threads();
+
+// A kernel starts on one thread and takes the kernel threads once it works on
+// kParallelElements elements or more, the size below which PyTorch's CPU
+// kernels leave an elementwise loop whole (at::internal::GRAIN_SIZE, in the
+// heavier ATen/TensorIterator.h): waking a second thread costs more than it
+// saves on less.
+// Inside a kernel: use_kernel_threads() gives the rest of the kernel the
+// kernel threads; kernel_works_on(n) does when n is large enough, and
+// KernelTensor::cpu() calls it for every tensor it wraps.
+constexpr int64_t kParallelElements = 32768;
+void use_kernel_threads();
+
+inline void kernel_works_on(int64_t elements) {
+  if (elements >= kParallelElements) use_kernel_threads();
+}
+
+// A hand-written kernel's parallel loop: at::parallel_for over [begin, end) in
+// pieces of at least `grain`, on the kernel threads when there is more than
+// one piece.
+template <class F>
+void kernel_parallel_for(int64_t begin, int64_t end, int64_t grain, const F& body) {
+  if (end - begin > grain) use_kernel_threads();
+  at::parallel_for(begin, end, grain, body);
+}
 // LITERALINCLUDE END: LAUNCH_KERNEL_THREADS
 
 namespace detail {
 // LITERALINCLUDE START: LAUNCH_RUN_BOXED_KERNEL
-// Forgets the CPU storages that the kernel's KernelTensors made, and gives this
-// worker thread the kernel thread count (both in OpenRegLaunch.cpp).
+// Forgets the CPU storages that the kernel's KernelTensors made, and starts a
+// kernel on one thread (both in OpenRegLaunch.cpp).
 void end_kernel_storages();
-void use_kernel_threads();
+void begin_kernel_threads();
 
 template <class F>
 void run_boxed_kernel(void* boxed) {
@@ -89,7 +114,7 @@ void run_boxed_kernel(void* boxed) {
   // CPU tensors a kernel makes would otherwise take the autograd kernel of
   // every operator they reach, and each view would get autograd's metadata.
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  use_kernel_threads();
+  begin_kernel_threads();
   try {
     (*static_cast<F*>(boxed))();
   } catch (const c10::Error& e) {

@@ -217,8 +217,9 @@ def get_device_name(device: _DeviceLike = None) -> str:
 
 # LITERALINCLUDE START: DEVICE_KERNEL_THREADS
 def set_kernel_threads(threads: int) -> None:
-    """How many CPU threads each openreg kernel's parallel loops use: 1 (the default) to the
-    number of cores; other values raise ``ValueError``.
+    """How many CPU threads each large openreg kernel's parallel loops use: 1 (the default) to
+    the number of cores; other values raise ``ValueError``. Kernels on fewer than 32,768
+    elements run on one thread whatever the count: waking another costs more than it saves.
 
     The device's kernels run on host threads, beside the host's own OpenMP threads: give the
     device more threads only with fewer for the host (``torch.set_num_threads``), or both slow.
@@ -227,7 +228,7 @@ def set_kernel_threads(threads: int) -> None:
 
 
 def get_kernel_threads() -> int:
-    """How many CPU threads each openreg kernel's parallel loops use."""
+    """How many CPU threads each large openreg kernel's parallel loops use."""
     return _C._get_kernel_threads()
 # LITERALINCLUDE END: DEVICE_KERNEL_THREADS
 

@@ -31,8 +31,9 @@ at::Tensor& zero_(at::Tensor& self) {
     size_t bytes;
     void operator()() const {
       char* p = static_cast<char*>(c10::openreg::kernel_pointer(data));
-      at::parallel_for(0, static_cast<int64_t>(bytes), 128 * 1024,
-                       [&](int64_t begin, int64_t end) { std::memset(p + begin, 0, end - begin); });
+      c10::openreg::kernel_parallel_for(
+          0, static_cast<int64_t>(bytes), 128 * 1024,
+          [&](int64_t begin, int64_t end) { std::memset(p + begin, 0, end - begin); });
     }
   };
   c10::openreg::launch_kernel(

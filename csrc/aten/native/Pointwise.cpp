@@ -286,7 +286,7 @@ struct IsFiniteKernel {
   void operator()() const {
     const auto* x = c10::openreg::kernel_pointer(static_cast<const Bits*>(in));
     bool* y = c10::openreg::kernel_pointer(out);
-    at::parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
+    c10::openreg::kernel_parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) y[i] = (x[i] & kExponent) != kExponent;
     });
   }

@@ -81,7 +81,7 @@ constexpr int64_t kRandomGrain = 4096;  // about 50 us of Philox per chunk
 
 template <class F>
 void for_each_element(int64_t n, const F& f) {
-  at::parallel_for(0, n, kRandomGrain, [&](int64_t begin, int64_t end) {
+  c10::openreg::kernel_parallel_for(0, n, kRandomGrain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) f(i);
   });
 }
@@ -97,8 +97,8 @@ uint64_t coin_threshold(double keep) { return static_cast<uint64_t>(keep * 0x1.0
 
 template <class F>
 void for_each_coin(const Draw& draw, int64_t n, uint64_t threshold, const F& f) {
-  at::parallel_for(0, static_cast<int64_t>(coin_blocks(n)), kRandomGrain / 4,
-                   [&](int64_t begin, int64_t end) {
+  c10::openreg::kernel_parallel_for(0, static_cast<int64_t>(coin_blocks(n)), kRandomGrain / 4,
+                                    [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       uint32_t r[4];
       draw(b, r);

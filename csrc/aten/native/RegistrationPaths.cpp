@@ -142,7 +142,7 @@ at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory
     c10::openreg::launch_kernel([src, dst, bytes] {
       const char* from = c10::openreg::kernel_pointer(src);
       char* to = c10::openreg::kernel_pointer(dst);
-      at::parallel_for(0, bytes, 128 * 1024, [&](int64_t begin, int64_t end) {
+      c10::openreg::kernel_parallel_for(0, bytes, 128 * 1024, [&](int64_t begin, int64_t end) {
         std::memcpy(to + begin, from + begin, end - begin);
       });
     });

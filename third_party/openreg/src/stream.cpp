@@ -75,12 +75,18 @@ void run_task(const Task& task) {
 
 // Spins for up to kSpin until ready() holds, before a caller pays for a
 // sleep; false if it still does not. The clock is read only every so often,
-// it costs more than a pause.
+// it costs more than a pause. Every few microseconds the spinner offers its
+// core: when the thread it waits for shares that core (the other core taken
+// by another process, or by the hypervisor), a spin that never yields holds
+// the core for all of kSpin while the awaited thread cannot run.
 template <class Ready>
 bool spin_until(Ready ready) {
   auto deadline = Clock::now() + kSpin;
   for (unsigned i = 1; !ready(); ++i) {
-    if (i % 256 == 0 && Clock::now() >= deadline) return false;
+    if (i % 64 == 0) {
+      if (Clock::now() >= deadline) return false;
+      std::this_thread::yield();
+    }
     OPENREG_PAUSE();
   }
   return true;
