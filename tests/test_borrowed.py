@@ -81,9 +81,10 @@ def test_errors_a_meta_kernel_misses_surface_at_synchronization():
     with pytest.raises(IndexError, match="Dimension out of range"):
         a.softmax(5)
     good, bad = torch.tensor([0, 2], device="openreg"), torch.tensor([0, 7], device="openreg")
-    a.index_select(0, good)  # plans and checks the call
-    b = a.index_select(0, bad)  # queued with the same plan
-    with pytest.raises(RuntimeError, match="kernel failed on the device: index out of range") as caught:
+    a.index_select(1, good)  # plans and checks the call (along dim 0 it has a kernel of its own)
+    b = a.index_select(1, bad)  # queued with the same plan
+    with pytest.raises(RuntimeError, match="kernel failed on the device: INDICES element is "
+                                           "out of DATA bounds") as caught:
         b.cpu()
     assert "Exception raised from" not in str(caught.value)  # the message, not a C++ backtrace
     assert torch.equal((a * 0).sum().cpu(), torch.tensor(0.0))
@@ -94,11 +95,11 @@ def test_launch_blocking_reports_those_errors_at_the_call():
 
     code = ("import torch\n"
             "a = torch.randn(3, 4, device='openreg')\n"
-            "a.index_select(0, torch.tensor([0, 2], device='openreg'))\n"
+            "a.index_select(1, torch.tensor([0, 2], device='openreg'))\n"
             "try:\n"
-            "    a.index_select(0, torch.tensor([0, 7], device='openreg'))\n"
+            "    a.index_select(1, torch.tensor([0, 7], device='openreg'))\n"
             "except RuntimeError as e:\n"
-            "    print('at the call:', 'index out of range' in str(e))\n")
+            "    print('at the call:', 'out of DATA bounds' in str(e))\n")
     assert run_python(code, env={"OPENREG_LAUNCH_BLOCKING": "1"}).stdout.strip() == "at the call: True"
 
 

@@ -204,6 +204,67 @@ def test_nonzero_and_masked_select_count_wait_once_and_write_on_the_device():
                 op()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.bfloat16,
+                                   torch.complex64], ids=str)
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32], ids=str)
+def test_integer_index_picks_rows_on_the_device(dtype, index_dtype):
+    """x[idx] with one integer index tensor and index_select along dimension 0 copy whole rows
+    in a kernel of their own (negative indices count from the end in x[idx]; index_select refuses
+    them, as on the CPU); the other forms (x[:, idx], strided tensors, index_select along another
+    dimension) keep PyTorch's kernels. Every result is the CPU's, nothing falls back."""
+    g = torch.Generator().manual_seed(2)
+    x = (torch.randn(40, 3, 5, generator=g) * 5).to(dtype) if dtype != torch.bool else (
+        torch.randn(40, 3, 5, generator=g) > 0)
+    d = x.flip(0).to("openreg").flip(0)  # a kernel queued before the gathers: they must see it
+    shapes = [(7,), (2, 3, 4), (0,), ()]
+    for shape in shapes:
+        idx = torch.randint(-40, 40, shape, generator=g, dtype=torch.int64).to(index_dtype)
+        cases = [(lambda: d[idx.to("openreg")], x[idx]), (lambda: d[idx], x[idx]),  # a CPU index
+                 (lambda: d[:, idx.remainder(3).to("openreg")], x[:, idx.remainder(3)]),
+                 (lambda: d.transpose(0, 2)[idx.remainder(5).to("openreg")],
+                  x.transpose(0, 2)[idx.remainder(5)])]
+        if len(shape) == 1:
+            pos = idx.remainder(40).to("openreg")
+            cases += [(lambda: d.index_select(0, pos), x.index_select(0, pos.cpu())),
+                      (lambda: d.index_select(-1, pos.remainder(5)),
+                       x.index_select(-1, pos.remainder(5).cpu()))]
+        for fn, expected in cases:
+            got = no_fallback(fn)
+            assert got.device.type == "openreg" and got.shape == expected.shape
+            assert got.dtype == expected.dtype and torch.equal(got.cpu(), expected)
+    big = torch.arange(40 * 1024.0).view(40 * 256, 4)  # more rows than one piece: kernel threads
+    rows = torch.randint(0, 40 * 256, (40 * 256,), generator=g)
+    assert torch.equal(big.to("openreg")[rows.to("openreg")].cpu(), big[rows])
+    for bad, op in (([40], lambda i: d[i]), ([-41], lambda i: d[i]),
+                    ([-1], lambda i: d.index_select(0, i))):
+        with pytest.raises(RuntimeError, match=f"index {bad[0]} is out of bounds for dimension 0 "
+                                               "with size 40"):
+            op(torch.tensor(bad, dtype=index_dtype, device="openreg"))
+            torch.openreg.synchronize()
+
+
+def test_integer_index_keeps_autograd_and_needs_no_meta_kernel():
+    """Gradients flow through x[idx] and embedding (index_select) as on the CPU, and the first
+    x[idx] does not run PyTorch's Meta kernel for index, a Python function that imports SymPy."""
+    w = torch.randn(10, 4, requires_grad=True)
+    wd = w.detach().to("openreg").requires_grad_()
+    i = torch.tensor([[1, 2, 2], [9, 0, -1]])
+    (w[i] * 2).sum().backward()
+    (wd[i.to("openreg")] * 2).sum().backward()
+    assert torch.equal(wd.grad.cpu(), w.grad)
+    w.grad, wd.grad = None, None
+    torch.nn.functional.embedding(i.remainder(10), w).pow(2).sum().backward()
+    torch.nn.functional.embedding(i.remainder(10).to("openreg"), wd).pow(2).sum().backward()
+    assert torch.allclose(wd.grad.cpu(), w.grad)
+    code = ("import sys, torch, torch_openreg\n"
+            "x = torch.randn(8, 3, device='openreg')\n"
+            "y = x[torch.tensor([3, -1], device='openreg')]\n"
+            "print(tuple(y.shape), 'sympy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["(2,", "3)", "False"]
+
+
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64, torch.float32,
                                    torch.float16, torch.bfloat16, torch.complex64], ids=str)
 @pytest.mark.parametrize("shape", [(1000,), (3, 300), (2, 3, 50, 7), (2,) * 9, ()], ids=str)

@@ -59,11 +59,14 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
 }
 // LITERALINCLUDE END: MINIMAL_EMPTY_MEMORY_FORMAT
 
+// LITERALINCLUDE START: MINIMAL_EMPTY_OPENREG
+// A contiguous device tensor, for the hand-written kernels' results.
 at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Device device) {
   c10::DeviceGuard guard(device);
   return at::detail::empty_generic(size, c10::openreg::device_allocator(), kOpenRegKeys, dtype,
                                    std::nullopt);
 }
+// LITERALINCLUDE END: MINIMAL_EMPTY_OPENREG
 
 // LITERALINCLUDE START: MINIMAL_EMPTY_STRIDED
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,

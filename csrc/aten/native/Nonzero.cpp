@@ -1,14 +1,18 @@
-// Nonzero.cpp: nonzero, masked_select and x[mask] on the device, with the wait a GPU makes too.
+// Nonzero.cpp: nonzero, masked_select and x[mask] on the device, with the wait a GPU makes
+// too; x[idx] and index_select picking whole rows, without PyTorch's index machinery.
 // LITERALINCLUDE START: NONZERO_INCLUDES
 #include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/count_nonzero.h>
 #include <ATen/ops/index_ops.h>
+#include <ATen/ops/index_select_ops.h>
 #include <ATen/ops/masked_select.h>
 #include <ATen/ops/nonzero.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/util/accumulate.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -120,6 +124,41 @@ struct RawMaskedSelectKernel {
 };
 // LITERALINCLUDE END: NONZERO_RAW_LOOPS
 
+// LITERALINCLUDE START: INDEX_ROWS_KERNEL
+// out[i] = self[idx[i]] where a "row" is a slice along the first dimension,
+// `row_bytes` bytes of a contiguous tensor: one memcpy per index. `wrap`:
+// negative indices count from the end (x[idx]); index_select refuses them.
+// An index out of range fails the kernel, reported by the stream's next
+// synchronize, as a GPU reports it.
+template <typename index_t>
+struct IndexRowsKernel {
+  char* out;
+  const char* self;
+  const index_t* idx;
+  int64_t count;      // indices
+  int64_t rows;       // self.size(0)
+  int64_t row_bytes;  // bytes of one row
+  int64_t row_elems;  // elements of one row
+  bool wrap;
+
+  void operator()() const {
+    char* o = c10::openreg::kernel_pointer(out);
+    const char* s = c10::openreg::kernel_pointer(self);
+    const index_t* ix = c10::openreg::kernel_pointer(idx);
+    const int64_t grain = std::max<int64_t>(1, c10::openreg::kParallelElements / row_elems);
+    c10::openreg::kernel_parallel_for(0, count, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        int64_t r = static_cast<int64_t>(ix[i]);
+        TORCH_CHECK_INDEX(r < rows && r >= (wrap ? -rows : 0), "index ", r,
+                          " is out of bounds for dimension 0 with size ", rows);
+        if (r < 0) r += rows;
+        std::memcpy(o + i * row_bytes, s + r * row_bytes, row_bytes);
+      }
+    });
+  }
+};
+// LITERALINCLUDE END: INDEX_ROWS_KERNEL
+
 // LITERALINCLUDE START: NONZERO_KERNEL
 // The result's size is the number of nonzero elements, which only the data
 // knows. A first kernel counts them and the host waits for the count (the
@@ -211,26 +250,82 @@ at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
   return out;
 }
 
+// LITERALINCLUDE END: NONZERO_MASKED_SELECT
+
+// LITERALINCLUDE START: INDEX_ROWS_HOST
+// Whether self[idx] picks whole rows with IndexRowsKernel: an integer index
+// tensor on the device of a contiguous tensor, both in plain memory.
+bool picks_rows(const at::Tensor& self, const at::Tensor& idx) {
+  return (idx.scalar_type() == at::kLong || idx.scalar_type() == at::kInt) && self.dim() >= 1 &&
+         idx.is_privateuseone() && self.is_privateuseone() && idx.device() == self.device() &&
+         self.is_contiguous() && idx.is_contiguous() && !self.is_conj() && !self.is_neg() &&
+         !idx.is_neg();
+}
+
+// The result has idx's shape followed by a row's shape. No Meta kernel runs:
+// PyTorch's for index is written in Python, and its first call imports SymPy
+// (0.6 s; the borrowed path caches its shapes after that).
+at::Tensor index_rows(const at::Tensor& self, const at::Tensor& idx, bool wrap) {
+  at::DimVector shape(idx.sizes().begin(), idx.sizes().end());
+  shape.append(self.sizes().begin() + 1, self.sizes().end());
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_openreg(shape, self.scalar_type(), self.device());
+  const int64_t row_elems = c10::multiply_integers(self.sizes().slice(1));
+  if (out.numel() == 0) return out;
+  c10::openreg::check_storage_fits(self);
+  c10::openreg::check_storage_fits(idx);
+  AT_DISPATCH_INDEX_TYPES(idx.scalar_type(), "index_rows", [&] {
+    launch_kernel(IndexRowsKernel<index_t>{
+        static_cast<char*>(out.mutable_data_ptr()), static_cast<const char*>(self.const_data_ptr()),
+        idx.const_data_ptr<index_t>(), idx.numel(), self.size(0),
+        row_elems * static_cast<int64_t>(self.element_size()), row_elems, wrap});
+  });
+  return out;
+}
+
 // x[mask] with a boolean mask of x's own shape is masked_select(x, mask);
-// every other index (integer tensors, several indices, a mask over leading
-// dimensions) is PyTorch's index kernel, borrowed.
-at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
-  if (indices.size() == 1 && self.dim() > 0) {
-    std::optional<at::Tensor> mask = indices.get(0);
-    if (mask.has_value() && mask->scalar_type() == at::kBool && mask->sizes() == self.sizes() &&
-        mask->is_privateuseone() && self.is_privateuseone() && mask->device() == self.device()) {
-      return openreg::masked_select(self, *mask);
+// x[idx] with one integer index tensor picks rows; every other index (several
+// indices, x[:, idx], a mask over leading dimensions) is PyTorch's index
+// kernel, borrowed. Index tensors on the CPU are copied to the device first,
+// as CUDA's index does: x[torch.tensor([0, 2])] works on both.
+at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& given) {
+  c10::List<std::optional<at::Tensor>> indices = given;  // a c10::List copy shares the elements
+  bool copied = false;
+  for (size_t i = 0; i < given.size(); ++i) {
+    std::optional<at::Tensor> t = given.get(i);
+    if (t.has_value() && t->defined() && t->is_cpu() && self.is_privateuseone()) {
+      if (!copied) indices = given.copy();  // the caller's list stays as it is
+      copied = true;
+      indices.set(i, t->to(self.device()));
     }
+  }
+  if (indices.size() == 1 && self.dim() > 0) {
+    std::optional<at::Tensor> index = indices.get(0);
+    if (index.has_value() && index->scalar_type() == at::kBool && index->sizes() == self.sizes() &&
+        index->is_privateuseone() && self.is_privateuseone() && index->device() == self.device()) {
+      return openreg::masked_select(self, *index);
+    }
+    if (index.has_value() && picks_rows(self, *index)) return index_rows(self, *index, true);
   }
   return call_borrowed<at::_ops::index_Tensor>({self, indices}).back().toTensor();
 }
-// LITERALINCLUDE END: NONZERO_MASKED_SELECT
+
+// index_select along the first dimension with a 1-D index picks rows too.
+at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& idx) {
+  if (self.dim() >= 1 && c10::maybe_wrap_dim(dim, self.dim()) == 0 && idx.dim() == 1 &&
+      picks_rows(self, idx)) {
+    return index_rows(self, idx, false);
+  }
+  return call_borrowed<at::_ops::index_select>({self, dim, idx}).back().toTensor();
+}
+// LITERALINCLUDE END: INDEX_ROWS_HOST
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero", TORCH_FN(nonzero));
   m.impl("masked_select", TORCH_FN(masked_select));
   m.impl("index.Tensor", TORCH_FN(index));
+  m.impl("index_select", TORCH_FN(index_select));
 }
 
 }  // namespace at::native::openreg
