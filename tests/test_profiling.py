@@ -245,3 +245,15 @@ def test_example_profiling_timeline():
     copies = int(result.stdout.split("copies: ")[1].split()[0])
     assert copies >= 4 and "kernels: 12" in result.stdout
     assert "a copy and a kernel ran at the same time: True" in result.stdout
+
+
+def test_overhead_benchmark_strips_the_current_driver():
+    """benchmarks/profiling.py --quick builds the driver without its activity hooks and runs both.
+    Its stripping names the hooks' lines in stream.cpp: when those change, the benchmark stops
+    with "does not know how to strip" (it had, unnoticed, since the driver's ring of slots)."""
+    import subprocess
+
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "profiling.py"), "--quick"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "add 64 floats, openreg, profiled" in result.stdout
