@@ -8,6 +8,7 @@ import warnings
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from conftest import ROOT
 
@@ -289,3 +290,55 @@ def test_raw_scans_match_the_cpu(shape, dtype):
                               (no_fallback(lambda: dx[dmask]), cx[cm])):
             assert got.dtype == expected.dtype and got.shape == expected.shape
             assert torch.equal(got.cpu().view(torch.uint8), expected.view(torch.uint8))  # bits
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("shape", [(1,), (7,), (5, 7), (3, 4097), (300, 200)], ids=str)
+def test_mse_loss_sums_squares_in_one_pass(shape, dtype):
+    """F.mse_loss with a mean or a sum: one pass over both tensors (several blocks and the
+    kernel threads for the larger shapes), close to the CPU's result and to the exact sum,
+    the same bits on one kernel thread or two; NaN propagates; gradients are the CPU's."""
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(shape, generator=g).to(dtype), torch.randn(shape, generator=g).to(dtype)
+    dx, dy = x.to("openreg"), y.to("openreg")
+    exact_sum = ((x.double() - y.double()) ** 2).sum()
+    for reduction, exact in (("mean", exact_sum / x.numel()), ("sum", exact_sum)):
+        got = no_fallback(lambda: F.mse_loss(dx, dy, reduction=reduction))
+        same(got, F.mse_loss(x, y, reduction=reduction))
+        assert got.shape == () and got.dtype == dtype
+        # Within a float32 rounding or two of the exact value (the CPU's own is as far).
+        assert abs(got.cpu().double() - exact) <= 1.2e-7 * exact
+        threads = torch.openreg.get_kernel_threads()
+        torch.openreg.set_kernel_threads(1 if threads > 1 else 2)
+        try:
+            again = F.mse_loss(dx, dy, reduction=reduction)
+        finally:
+            torch.openreg.set_kernel_threads(threads)
+        assert torch.equal(again.cpu(), got.cpu())
+    nan = dx.clone()
+    nan.view(-1)[-1] = float("nan")
+    assert F.mse_loss(nan, dy).isnan().item()
+    xr = x.clone().requires_grad_()
+    dxr = dx.clone().requires_grad_()
+    F.mse_loss(xr, y).backward()
+    F.mse_loss(dxr, dy).backward()
+    torch.testing.assert_close(dxr.grad.cpu(), xr.grad)
+
+
+def test_mse_loss_other_forms_keep_pytorchs_kernel():
+    """No reduction, broadcasting, mixed or half dtypes, strided and empty inputs give the CPU's
+    results (PyTorch's kernel, borrowed), and a tensor on another device PyTorch's error."""
+    g = torch.Generator().manual_seed(4)
+    x, y = torch.randn(6, 5, generator=g), torch.randn(6, 5, generator=g)
+    dx, dy = x.to("openreg"), y.to("openreg")
+    cases = [(lambda a, b: F.mse_loss(a, b, reduction="none"), x, y),
+             (lambda a, b: F.mse_loss(a, b), x.half(), y.half()),
+             (lambda a, b: F.mse_loss(a, b), x, y.double()),
+             (lambda a, b: F.mse_loss(a.t(), b.t(), reduction="sum"), x, y),
+             (lambda a, b: F.mse_loss(a, b), x[:0], y[:0])]
+    for fn, a, b in cases:
+        same(no_fallback(lambda: fn(a.to("openreg"), b.to("openreg"))), fn(a, b))
+    with pytest.warns(UserWarning, match="different to the input size"):
+        same(F.mse_loss(dx, dy[:1]), F.mse_loss(x, y[:1]))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        F.mse_loss(dx, y)

@@ -81,7 +81,7 @@ constexpr const char* kBorrowed[] = {
     "_adaptive_avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
     // losses
     "nll_loss_forward", "nll_loss_forward.output", "nll_loss_backward",
-    "nll_loss_backward.grad_input", "nll_loss2d_forward", "nll_loss2d_backward", "mse_loss",
+    "nll_loss_backward.grad_input", "nll_loss2d_forward", "nll_loss2d_backward",
     "mse_loss.out", "mse_loss_backward", "mse_loss_backward.grad_input", "binary_cross_entropy",
     "binary_cross_entropy_backward", "smooth_l1_loss", "smooth_l1_loss_backward", "huber_loss",
     "huber_loss_backward",

@@ -1,4 +1,5 @@
-// Reduce.cpp: sum, mean, vector_norm, argmax and argmin, with a short host path for small tensors.
+// Reduce.cpp: sum, mean, vector_norm, argmax and argmin, with a short host path for small
+// tensors; mse_loss's mean and sum in one pass.
 //
 // torch.sum(x) of 1,024 floats is a 1-2 us job on the CPU; through the
 // borrowed path (the host plans the call and captures its arguments) it cost
@@ -12,12 +13,16 @@
 #include <ATen/ops/argmax_ops.h>
 #include <ATen/ops/argmin_ops.h>
 #include <ATen/ops/linalg_vector_norm_ops.h>
+#include <ATen/Dispatch.h>
+#include <ATen/core/Reduction.h>
 #include <ATen/ops/mean_ops.h>
+#include <ATen/ops/mse_loss_ops.h>
 #include <ATen/ops/sum_ops.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/WrapDimMinimal.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <optional>
 #include <tuple>
 
@@ -185,8 +190,103 @@ at::Tensor arg_reduce(const at::Tensor& self, std::optional<int64_t> dim, bool k
   return out;
 }
 // LITERALINCLUDE END: REDUCE_ARG
+
+// LITERALINCLUDE START: REDUCE_SQUARED_ERROR_KERNEL
+// F.mse_loss(x, y) with a mean or a sum, in one pass over x and y. PyTorch's
+// CPU kernel first writes every (x - y)^2 to a temporary as large as x, then
+// reduces it: for 1 M floats, 4 MiB written and read again at every call.
+// Here kLanes independent partial sums each add kRounds squares in the
+// input's type (a loop the compiler turns into vector instructions: lanes
+// never mix, so no sum is reordered), then go into a double; blocks of
+// kBlock elements are the parallel loop's unit, and their sums are added in
+// block order, so the result is the same whatever the number of kernel
+// threads. Not the CPU's bits (its reduction adds in another order): a
+// difference of rounding, within the tolerances PyTorch's own tests compare
+// float results with.
+template <typename scalar_t>
+struct SquaredErrorKernel {
+  scalar_t* out;  // one element
+  const scalar_t* x;
+  const scalar_t* y;
+  int64_t n;  // elements of x and y, at least 1
+  bool mean;  // else the sum
+
+  static constexpr int64_t kBlock = 4096;  // elements a block: the unit of the parallel loop
+  static constexpr int kLanes = 16;
+  static constexpr int kRounds = 16;  // a lane adds this many squares before they go to double
+
+  static double block_sum(const scalar_t* x, const scalar_t* y, int64_t n) {
+    double total = 0;
+    for (int64_t i = 0; i < n;) {
+      // A group: kLanes partial sums of kRounds squares each, then into `total`.
+      scalar_t lanes[kLanes] = {};
+      const int64_t end = std::min(n, i + kLanes * kRounds);
+      for (; i + kLanes <= end; i += kLanes) {
+        for (int j = 0; j < kLanes; ++j) {
+          scalar_t d = x[i + j] - y[i + j];
+          lanes[j] += d * d;
+        }
+      }
+      for (int j = 0; i < end; ++i, ++j) {  // a last, partial row of lanes
+        scalar_t d = x[i] - y[i];
+        lanes[j] += d * d;
+      }
+      for (scalar_t lane : lanes) total += lane;
+    }
+    return total;
+  }
+
+  void operator()() const {
+    const scalar_t* a = c10::openreg::kernel_pointer(x);
+    const scalar_t* b = c10::openreg::kernel_pointer(y);
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    c10::SmallVector<double, 64> sums(blocks);
+    const int64_t grain = c10::openreg::kParallelElements / kBlock;
+    c10::openreg::kernel_parallel_for(0, blocks, grain, [&](int64_t first, int64_t last) {
+      for (int64_t k = first; k < last; ++k) {
+        const int64_t begin = k * kBlock;
+        sums[k] = block_sum(a + begin, b + begin, std::min(kBlock, n - begin));
+      }
+    });
+    double total = 0;
+    for (double s : sums) total += s;
+    *c10::openreg::kernel_pointer(out) = static_cast<scalar_t>(mean ? total / n : total);
+  }
+};
+// LITERALINCLUDE END: REDUCE_SQUARED_ERROR_KERNEL
+
+// LITERALINCLUDE START: REDUCE_MSE_LOSS
+// The one-pass kernel takes a mean or a sum over two contiguous float or
+// double tensors of one shape on one device; everything else (no reduction,
+// broadcasting with its warning, other dtypes, strided inputs, empty ones,
+// PyTorch's errors) is PyTorch's mse_loss, borrowed.
+bool one_pass_squared_error(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  const c10::ScalarType t = self.scalar_type();
+  return reduction != at::Reduction::None && (t == at::kFloat || t == at::kDouble) &&
+         target.scalar_type() == t && target.device() == self.device() &&
+         self.sizes().equals(target.sizes()) && self.numel() > 0 && self.is_contiguous() &&
+         target.is_contiguous() && !self.is_neg() && !target.is_neg();
+}
+
+at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  if (!one_pass_squared_error(self, target, reduction)) {
+    return call_borrowed<at::_ops::mse_loss>({self, target, reduction}).back().toTensor();
+  }
+  c10::openreg::check_storage_fits(self);  // raw pointers skip KernelTensor's check
+  c10::openreg::check_storage_fits(target);
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_openreg({}, self.scalar_type(), self.device());
+  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), "mse_loss", [&] {
+    c10::openreg::launch_new_kernel<SquaredErrorKernel<scalar_t>>(
+        out.mutable_data_ptr<scalar_t>(), self.const_data_ptr<scalar_t>(),
+        target.const_data_ptr<scalar_t>(), self.numel(), reduction == at::Reduction::Mean);
+  });
+  return out;
+}
+// LITERALINCLUDE END: REDUCE_MSE_LOSS
 }  // namespace
 
+// LITERALINCLUDE START: REDUCE_REGISTER
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sum", TORCH_FN(sum));
   m.impl("mean", TORCH_FN(mean));
@@ -195,6 +295,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_vector_norm", TORCH_FN(linalg_vector_norm));
   m.impl("argmax", TORCH_FN((arg_reduce<at::_ops::argmax, at::_ops::argmax_out>)));
   m.impl("argmin", TORCH_FN((arg_reduce<at::_ops::argmin, at::_ops::argmin_out>)));
+  m.impl("mse_loss", TORCH_FN(mse_loss));
 }
+// LITERALINCLUDE END: REDUCE_REGISTER
 
 }  // namespace at::native::openreg
