@@ -266,6 +266,31 @@ def test_integer_index_keeps_autograd_and_needs_no_meta_kernel():
     assert out.stdout.split() == ["(2,", "3)", "False"]
 
 
+def test_index_assignment_takes_cpu_indices():
+    """x[idx] = v with index tensors on the CPU, as CUDA takes them: integer and boolean indices,
+    several of them, accumulation, a 0-dim CPU value; a CPU value with dimensions is PyTorch's
+    device error. Every result is the CPU's, nothing falls back."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(6, 4, generator=g)
+    rows, cols = torch.tensor([4, 0, -1]), torch.tensor([1, 3, 2])
+    mask = torch.tensor([True, False, True, False, False, True])
+
+    def assignments(t):
+        t[rows] = 2.0
+        t[rows, cols] = torch.tensor(-1.0)  # a 0-dim CPU value
+        t[:, cols] = torch.arange(18.0).view(6, 3).to(t.device)
+        t[mask] = torch.full((4,), 7.0).to(t.device)
+        t.index_put_((torch.tensor([1, 1, 2]),), torch.ones(3, 4).to(t.device), accumulate=True)
+        return t.index_put((cols,), torch.tensor(3.0))
+
+    d, c = x.to("openreg"), x.clone()
+    got, expected = no_fallback(lambda: assignments(d)), assignments(c)
+    assert got.device.type == "openreg"
+    assert torch.equal(got.cpu(), expected) and torch.equal(d.cpu(), c)  # and the in-place ones
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        d.index_put_((rows,), torch.ones(3, 4))
+
+
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int64, torch.float32,
                                    torch.float16, torch.bfloat16, torch.complex64], ids=str)
 @pytest.mark.parametrize("shape", [(1000,), (3, 300), (2, 3, 50, 7), (2,) * 9, ()], ids=str)

@@ -283,12 +283,11 @@ at::Tensor index_rows(const at::Tensor& self, const at::Tensor& idx, bool wrap) 
   return out;
 }
 
-// x[mask] with a boolean mask of x's own shape is masked_select(x, mask);
-// x[idx] with one integer index tensor picks rows; every other index (several
-// indices, x[:, idx], a mask over leading dimensions) is PyTorch's index
-// kernel, borrowed. Index tensors on the CPU are copied to the device first,
-// as CUDA's index does: x[torch.tensor([0, 2])] works on both.
-at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& given) {
+// Index tensors on the CPU are copied to self's device, as CUDA's indexing
+// does: x[torch.tensor([0, 2])] and x[torch.tensor([0, 2])] = v work on both.
+// Reading (index) and writing (index_put_) both start here.
+c10::List<std::optional<at::Tensor>> indices_on_device(
+    const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& given) {
   c10::List<std::optional<at::Tensor>> indices = given;  // a c10::List copy shares the elements
   bool copied = false;
   for (size_t i = 0; i < given.size(); ++i) {
@@ -299,6 +298,15 @@ at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tenso
       indices.set(i, t->to(self.device()));
     }
   }
+  return indices;
+}
+
+// x[mask] with a boolean mask of x's own shape is masked_select(x, mask);
+// x[idx] with one integer index tensor picks rows; every other index (several
+// indices, x[:, idx], a mask over leading dimensions) is PyTorch's index
+// kernel, borrowed.
+at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& given) {
+  c10::List<std::optional<at::Tensor>> indices = indices_on_device(self, given);
   if (indices.size() == 1 && self.dim() > 0) {
     std::optional<at::Tensor> index = indices.get(0);
     if (index.has_value() && index->scalar_type() == at::kBool && index->sizes() == self.sizes() &&
@@ -318,6 +326,18 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
   }
   return call_borrowed<at::_ops::index_select>({self, dim, idx}).back().toTensor();
 }
+
+// x[idx] = v (and index_put_, index_put): PyTorch's kernel, borrowed, with
+// CPU index tensors copied over, and a 0-dim CPU value too, which CUDA takes
+// as a scalar (x[idx] = torch.tensor(1.0)); a CPU value with dimensions is
+// PyTorch's device error, as on CUDA.
+at::Tensor& index_put_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& given,
+                       const at::Tensor& values, bool accumulate) {
+  at::Tensor v = values;
+  if (v.is_cpu() && v.dim() == 0 && self.is_privateuseone()) v = v.to(self.device());
+  call_borrowed<at::_ops::index_put_>({self, indices_on_device(self, given), v, accumulate});
+  return self;
+}
 // LITERALINCLUDE END: INDEX_ROWS_HOST
 }  // namespace
 
@@ -326,6 +346,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("masked_select", TORCH_FN(masked_select));
   m.impl("index.Tensor", TORCH_FN(index));
   m.impl("index_select", TORCH_FN(index_select));
+  m.impl("index_put_", TORCH_FN(index_put_));
 }
 
 }  // namespace at::native::openreg
