@@ -367,3 +367,27 @@ def test_mse_loss_other_forms_keep_pytorchs_kernel():
         same(F.mse_loss(dx, dy[:1]), F.mse_loss(x, y[:1]))
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         F.mse_loss(dx, y)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1024, 200_000], ids=str)
+def test_all_and_any_of_a_mask_run_on_the_device(n):
+    """torch.all and torch.any of a contiguous bool tensor: a kernel of their own (several chunks
+    and the kernel threads for the largest), one False or True at the start, middle or end;
+    other dtypes and strided masks keep PyTorch's kernels. Every result is the CPU's."""
+    cases = [torch.ones(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool)]
+    for where in {0, n // 2, n - 1} if n else ():
+        flipped = torch.ones(n, dtype=torch.bool)
+        flipped[where] = False
+        cases += [flipped, ~flipped]
+    for mask in cases:
+        d = mask.to("openreg")
+        for op in (torch.all, torch.any):
+            got = no_fallback(lambda: op(d))
+            assert got.dtype == torch.bool and got.shape == () and got.device.type == "openreg"
+            assert got.item() == op(mask).item()
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(max(n, 2), 3, generator=g)
+    x[0, 0] = 0.0
+    for cx in (x, x.t(), (x > 0).t(), x.to(torch.int64)):
+        for op in (torch.all, torch.any, lambda t: t.all(0), lambda t: t.any(-1)):
+            same(no_fallback(lambda: op(cx.to("openreg"))), op(cx))

@@ -55,7 +55,7 @@ constexpr const char* kBorrowed[] = {
     "max.dim_max", "min.dim", "min.dim_min", "max", "min", "argmax.out", "argmin.out", "prod",
     "prod.dim_int", "prod.int_out", "var.correction", "var.correction_out", "std.correction",
     "std.correction_out", "var_mean.correction", "std_mean.correction", "linalg_vector_norm.out",
-    "linalg_lu_solve", "all", "all.dim", "all.all_out", "any", "any.dim", "any.all_out", "cumsum",
+    "linalg_lu_solve", "all.dim", "all.all_out", "any.dim", "any.all_out", "cumsum",
     "cumsum.out", "cumprod", "cumprod.out", "sort.stable", "sort.values_stable", "topk",
     "topk.values", "logsumexp", "logsumexp.out",
     // outputs whose shapes depend on the data: run, waited for (see run_and_wait)

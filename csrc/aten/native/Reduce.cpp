@@ -1,5 +1,5 @@
 // Reduce.cpp: sum, mean, vector_norm, argmax and argmin, with a short host path for small
-// tensors; mse_loss's mean and sum in one pass.
+// tensors; mse_loss's mean and sum in one pass; all and any of a boolean tensor.
 //
 // torch.sum(x) of 1,024 floats is a 1-2 us job on the CPU; through the
 // borrowed path (the host plans the call and captures its arguments) it cost
@@ -10,6 +10,8 @@
 // float cascade, and failed OpInfo's exact comparisons of integer inputs'
 // float results). Everything else keeps PyTorch's reduction, borrowed.
 // LITERALINCLUDE START: REDUCE_INCLUDES
+#include <ATen/ops/all_ops.h>
+#include <ATen/ops/any_ops.h>
 #include <ATen/ops/argmax_ops.h>
 #include <ATen/ops/argmin_ops.h>
 #include <ATen/ops/linalg_vector_norm_ops.h>
@@ -284,6 +286,59 @@ at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t re
   return out;
 }
 // LITERALINCLUDE END: REDUCE_MSE_LOSS
+
+// LITERALINCLUDE START: REDUCE_ALL_ANY
+// torch.all(mask) and torch.any(mask) of a contiguous bool tensor, the end of
+// `(x > 0).all()` and of many input checks. A bool is one byte, 0 or 1, so
+// `all` is the AND of the bytes and `any` their OR: loops the compiler
+// vectorizes, in chunks of kChunk bytes that the kernel threads share.
+// Borrowed, the host's side of the call cost more than the CPU's whole
+// reduction of 1,024 elements. Other dtypes and reductions over dimensions
+// are PyTorch's kernels, borrowed.
+struct AllAnyKernel {
+  bool* out;
+  const bool* x;
+  int64_t n;
+  bool all;  // else any
+
+  static constexpr int64_t kChunk = 64 * 1024;
+
+  void operator()() const {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(c10::openreg::kernel_pointer(x));
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    c10::SmallVector<unsigned char, 64> parts(chunks);
+    c10::openreg::kernel_parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
+      for (int64_t c = first; c < last; ++c) {
+        const unsigned char* p = bytes + c * kChunk;
+        const int64_t count = std::min(kChunk, n - c * kChunk);
+        unsigned char acc = all ? 1 : 0;
+        if (all) {
+          for (int64_t i = 0; i < count; ++i) acc &= p[i];
+        } else {
+          for (int64_t i = 0; i < count; ++i) acc |= p[i];
+        }
+        parts[c] = acc;
+      }
+    });
+    bool result = all;  // all() of nothing is true, any() of nothing false
+    for (unsigned char part : parts) result = all ? (result && part) : (result || part);
+    *c10::openreg::kernel_pointer(out) = result;
+  }
+};
+
+template <class Op, bool kAll>
+at::Tensor all_any(const at::Tensor& self) {
+  if (self.scalar_type() != at::kBool || !self.is_contiguous()) {
+    return call_borrowed<Op>({self}).back().toTensor();
+  }
+  c10::openreg::check_storage_fits(self);  // raw pointers skip KernelTensor's check
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_openreg({}, at::kBool, self.device());
+  c10::openreg::launch_new_kernel<AllAnyKernel>(out.mutable_data_ptr<bool>(),
+                                                self.const_data_ptr<bool>(), self.numel(), kAll);
+  return out;
+}
+// LITERALINCLUDE END: REDUCE_ALL_ANY
 }  // namespace
 
 // LITERALINCLUDE START: REDUCE_REGISTER
@@ -296,6 +351,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("argmax", TORCH_FN((arg_reduce<at::_ops::argmax, at::_ops::argmax_out>)));
   m.impl("argmin", TORCH_FN((arg_reduce<at::_ops::argmin, at::_ops::argmin_out>)));
   m.impl("mse_loss", TORCH_FN(mse_loss));
+  m.impl("all", TORCH_FN((all_any<at::_ops::all, true>)));
+  m.impl("any", TORCH_FN((all_any<at::_ops::any, false>)));
 }
 // LITERALINCLUDE END: REDUCE_REGISTER
 
