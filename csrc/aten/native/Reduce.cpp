@@ -10,13 +10,13 @@
 // float cascade, and failed OpInfo's exact comparisons of integer inputs'
 // float results). Everything else keeps PyTorch's reduction, borrowed.
 // LITERALINCLUDE START: REDUCE_INCLUDES
+#include <ATen/Dispatch.h>
+#include <ATen/core/Reduction.h>
 #include <ATen/ops/all_ops.h>
 #include <ATen/ops/any_ops.h>
 #include <ATen/ops/argmax_ops.h>
 #include <ATen/ops/argmin_ops.h>
 #include <ATen/ops/linalg_vector_norm_ops.h>
-#include <ATen/Dispatch.h>
-#include <ATen/core/Reduction.h>
 #include <ATen/ops/mean_ops.h>
 #include <ATen/ops/mse_loss_ops.h>
 #include <ATen/ops/sum_ops.h>
