@@ -253,13 +253,18 @@ at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
 // LITERALINCLUDE END: NONZERO_MASKED_SELECT
 
 // LITERALINCLUDE START: INDEX_ROWS_HOST
+// Whether an index tensor is on self's openreg device: the raw kernels below
+// read both through kernel pointers of one device.
+bool on_self_device(const at::Tensor& self, const at::Tensor& index) {
+  return self.is_privateuseone() && index.device() == self.device();
+}
+
 // Whether self[idx] picks whole rows with IndexRowsKernel: an integer index
 // tensor on the device of a contiguous tensor, both in plain memory.
 bool picks_rows(const at::Tensor& self, const at::Tensor& idx) {
   return (idx.scalar_type() == at::kLong || idx.scalar_type() == at::kInt) && self.dim() >= 1 &&
-         idx.is_privateuseone() && self.is_privateuseone() && idx.device() == self.device() &&
-         self.is_contiguous() && idx.is_contiguous() && !self.is_conj() && !self.is_neg() &&
-         !idx.is_neg();
+         on_self_device(self, idx) && self.is_contiguous() && idx.is_contiguous() &&
+         !self.is_conj() && !self.is_neg() && !idx.is_neg();
 }
 
 // The result has idx's shape followed by a row's shape. No Meta kernel runs:
@@ -289,10 +294,11 @@ at::Tensor index_rows(const at::Tensor& self, const at::Tensor& idx, bool wrap) 
 c10::List<std::optional<at::Tensor>> indices_on_device(
     const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& given) {
   c10::List<std::optional<at::Tensor>> indices = given;  // a c10::List copy shares the elements
+  if (!self.is_privateuseone()) return indices;
   bool copied = false;
   for (size_t i = 0; i < given.size(); ++i) {
     std::optional<at::Tensor> t = given.get(i);
-    if (t.has_value() && t->defined() && t->is_cpu() && self.is_privateuseone()) {
+    if (t.has_value() && t->defined() && t->is_cpu()) {
       if (!copied) indices = given.copy();  // the caller's list stays as it is
       copied = true;
       indices.set(i, t->to(self.device()));
@@ -310,7 +316,7 @@ at::Tensor index(const at::Tensor& self, const c10::List<std::optional<at::Tenso
   if (indices.size() == 1 && self.dim() > 0) {
     std::optional<at::Tensor> index = indices.get(0);
     if (index.has_value() && index->scalar_type() == at::kBool && index->sizes() == self.sizes() &&
-        index->is_privateuseone() && self.is_privateuseone() && index->device() == self.device()) {
+        on_self_device(self, *index)) {
       return openreg::masked_select(self, *index);
     }
     if (index.has_value() && picks_rows(self, *index)) return index_rows(self, *index, true);
