@@ -392,3 +392,44 @@ def test_all_and_any_of_a_mask_run_on_the_device(n):
     for cx in (x, x.t(), (x > 0).t(), x.to(torch.int64)):
         for op in (torch.all, torch.any, lambda t: t.all(0), lambda t: t.any(-1)):
             same(no_fallback(lambda: op(cx.to("openreg"))), op(cx))
+
+
+LAYOUTS = {
+    "contiguous": lambda t: t,
+    "channels_last": lambda t: t.contiguous(memory_format=torch.channels_last),
+    "transposed": lambda t: t.transpose(1, 3),
+    "chunk": lambda t: t.chunk(2, 3)[1],
+    "step": lambda t: t[..., ::2],
+}
+ELEMENTWISE = {
+    "neg": torch.neg, "abs": torch.abs, "sigmoid": torch.sigmoid, "silu": F.silu,
+    "relu": torch.relu, "exp": torch.exp, "pow": lambda t: t.pow(2), "> 0": lambda t: t > 0,
+    "+ 1": lambda t: t + 1, "* 2": lambda t: t * 2,
+}
+ELEMENTWISE2 = {"add": torch.add, "mul": torch.mul, "sub": torch.sub, "div": torch.div,
+                "maximum": torch.maximum, "eq": torch.eq}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_elementwise_results_keep_the_cpus_layout(layout):
+    """An elementwise result is laid out as the CPU lays it out: a channels_last or transposed
+    input gives a result in the same order (the hand-written add, mul, relu gave a contiguous
+    one), a slice (an LSTM's gates, chunks of one matrix) a contiguous one. Same values too."""
+    g = torch.Generator().manual_seed(4)
+    base = torch.randn(2, 3, 4, 6, generator=g)
+    x, dx = LAYOUTS[layout](base), LAYOUTS[layout](base.to("openreg"))
+    for name, op in ELEMENTWISE.items():
+        got, expected = no_fallback(lambda: op(dx)), op(x)
+        assert got.stride() == expected.stride(), name
+        same(got, expected)
+    row = torch.randn(x.shape[-1], generator=g)
+    for other_layout in LAYOUTS.values():
+        y = other_layout(base * 0.5)
+        if y.shape != x.shape:
+            continue
+        dy = other_layout((base * 0.5).to("openreg"))
+        for a, b, da, db in ((x, y, dx, dy), (row, x, row.to("openreg"), dx)):
+            for name, op in ELEMENTWISE2.items():
+                got, expected = no_fallback(lambda: op(da, db)), op(a, b)
+                assert got.stride() == expected.stride(), name
+                same(got, expected)

@@ -41,7 +41,7 @@ at::Tensor relu(const at::Tensor& self) {
   TORCH_CHECK(self.scalar_type() != at::kBool, "Boolean inputs not supported for relu");
   c10::openreg::check_storage_fits(self);  // a shrunk storage: PyTorch's usual error
   c10::DeviceGuard guard(self.device());
-  at::Tensor out = empty_openreg(self.sizes(), self.scalar_type(), self.device());
+  at::Tensor out = empty_openreg_like(self, self.sizes(), self.scalar_type(), self.device());
   if (out.numel() == 0) return out;
   bool raw = self.is_contiguous() && self.numel() <= kRawKernelMaxNumel;
   if (raw && self.scalar_type() == at::kFloat) {

@@ -157,7 +157,9 @@ template <class Kernel>
 at::Tensor binary(BinaryOp kind, const char* op, const at::Tensor& self, const at::Tensor& other,
                   Kernel kernel, const c10::Scalar& alpha = 1) {
   Result r = plan(op, self, other, kind == BinaryOp::Div, kind <= BinaryOp::Sub ? &alpha : nullptr);
-  at::Tensor out = empty_openreg(r.shape, r.dtype, r.device);
+  // The first operand of the result's shape decides its layout, as in PyTorch.
+  const at::Tensor& like = self.sizes() == at::IntArrayRef(r.shape) ? self : other;
+  at::Tensor out = empty_openreg_like(like, r.shape, r.dtype, r.device);
   return launch_binary(kind, alpha, out, self, other, kernel);
 }
 // LITERALINCLUDE END: NATIVE_BINARY_LAUNCH

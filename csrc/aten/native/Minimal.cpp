@@ -66,6 +66,19 @@ at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Devi
   return at::detail::empty_generic(size, c10::openreg::device_allocator(), kOpenRegKeys, dtype,
                                    std::nullopt);
 }
+
+// The result of an elementwise kernel whose input `like` has the result's
+// shape: laid out as `like` when it is dense in another order (channels_last,
+// a transpose), as PyTorch's CPU kernels lay out theirs; contiguous otherwise.
+at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size,
+                              c10::ScalarType dtype, c10::Device device) {
+  if (like.sizes() != size || like.is_contiguous() || !like.is_non_overlapping_and_dense()) {
+    return empty_openreg(size, dtype, device);
+  }
+  c10::DeviceGuard guard(device);
+  return at::detail::empty_strided_generic(size, like.strides(), c10::openreg::device_allocator(),
+                                           kOpenRegKeys, dtype);
+}
 // LITERALINCLUDE END: MINIMAL_EMPTY_OPENREG
 
 // LITERALINCLUDE START: MINIMAL_EMPTY_STRIDED

@@ -10,6 +10,9 @@ namespace at::native::openreg {
 // What kernels use for their outputs: no second trip through the dispatcher
 // (CUDA's kernels call at::detail::empty_cuda the same way).
 at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Device device);
+// Laid out as `like` if it has that shape and is dense in another order.
+at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size,
+                              c10::ScalarType dtype, c10::Device device);
 
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                                std::optional<c10::Layout> layout, std::optional<c10::Device> device,
