@@ -394,6 +394,60 @@ def test_all_and_any_of_a_mask_run_on_the_device(n):
             same(no_fallback(lambda: op(cx.to("openreg"))), op(cx))
 
 
+def bits_equal(got, expected):
+    """Same dtype, shape, NaNs, and every other value with the same bits (the sign of zero too)."""
+    got = got.cpu()
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if expected.dtype == torch.bool:
+        assert torch.equal(got, expected)
+        return
+    nan = torch.isnan(expected)
+    assert torch.equal(torch.isnan(got), nan)
+    as_int = torch.int32 if expected.dtype == torch.float32 else torch.int64
+    assert torch.equal(got[~nan].view(as_int), expected[~nan].view(as_int))
+
+
+COMPARISONS = [torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("n", [1, 9, 1024, 32767, 32768], ids=str)
+def test_exact_operators_loop_on_small_floats(n, dtype):
+    """neg, abs and the comparisons of fewer than 32,768 floats run a loop of their own (32,768
+    keeps PyTorch's kernel): NaN, infinities, signed zeros, equal operands and scalars that a
+    float cannot hold (1e300 is inf, as on the CPU) give the CPU's bits."""
+    g = torch.Generator().manual_seed(n)
+    a, b = torch.randn(n, generator=g, dtype=dtype), torch.randn(n, generator=g, dtype=dtype)
+    a[::3] = b[::3]
+    if n >= 9:
+        a[1], b[2], a[4] = float("nan"), float("nan"), float("inf")
+        a[5], b[5], a[6], b[6] = 0.0, -0.0, -0.0, 0.0
+    da, db = a.to("openreg"), b.to("openreg")
+    for op in (torch.neg, torch.abs):
+        bits_equal(no_fallback(lambda: op(da)), op(a))
+    for op in COMPARISONS:
+        bits_equal(no_fallback(lambda: op(da, db)), op(a, b))
+        for s in (0, 0.1, -1, True, 1e300, -1e300, 2**62 + 1, float("nan"), float("inf")):
+            bits_equal(no_fallback(lambda: op(da, s)), op(a, s))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.eq(da, b)
+
+
+def test_exact_operators_leave_other_forms_to_pytorch():
+    """Strided, integer, half and broadcast operands, and an unsigned 64-bit scalar, keep
+    PyTorch's kernels: same results as the CPU, nothing falls back."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(40, 30, generator=g)
+    cases = [(x.t(), x.t() * 0.5), (x[:, ::2], x[:, 1::2]), (x.half(), x.half() * 2),
+             (x.to(torch.int64), x.to(torch.int64) + 1), (x, x[:1] * 0.5)]
+    for a, b in cases:
+        for op in COMPARISONS + [torch.maximum, torch.minimum]:
+            same(no_fallback(lambda: op(a.to("openreg"), b.to("openreg"))), op(a, b))
+        for op in (torch.neg, torch.abs):
+            same(no_fallback(lambda: op(a.to("openreg"))), op(a))
+    same(no_fallback(lambda: x.to("openreg") < 2**63), x < 2**63)
+
+
 LAYOUTS = {
     "contiguous": lambda t: t,
     "channels_last": lambda t: t.contiguous(memory_format=torch.channels_last),

@@ -30,7 +30,7 @@ constexpr const char* kBorrowed[] = {
     "bitwise_not.out", "isnan", "isinf", "isneginf", "isneginf.out", "isposinf", "isposinf.out",
     "nan_to_num", "nan_to_num.out",
     // activations and their gradients
-    "gelu", "gelu_", "gelu.out", "gelu_backward", "gelu_backward.grad_input", "silu", "silu_",
+    "gelu", "gelu_", "gelu.out", "gelu_backward", "gelu_backward.grad_input", "silu_",
     "silu.out", "silu_backward", "silu_backward.grad_input", "hardtanh", "hardtanh_",
     "hardtanh.out", "hardtanh_backward", "leaky_relu_", "leaky_relu.out", "leaky_relu_backward",
     "elu", "elu_", "elu.out", "elu_backward", "softplus", "softplus.out", "softplus_backward",

@@ -5,11 +5,14 @@
 // cache key is built and looked up, every argument is captured. At 1,024
 // elements, where the CPU itself takes 1-2 us, that made neg, sigmoid,
 // maximum and addcmul_ 1.3-2x the CPU. For the common case (contiguous
-// operands of one floating dtype and one shape) these kernels allocate the
-// result and queue PyTorch's own CPU kernel on it directly, so the values
-// are the CPU's, bit for bit. Every other case (integers, broadcasting,
-// mixed dtypes, strided views, complex scalars, and the errors PyTorch raises
-// for them) goes to the borrowed kernel, which knows all of PyTorch's rules.
+// operands of one floating dtype and one shape; for functional operators,
+// slices of a contiguous tensor too) these kernels allocate the result and
+// queue PyTorch's own CPU kernel on it directly, so the values are the
+// CPU's, bit for bit; on small float operands the exact operators (neg, abs,
+// comparisons) run a loop of their own, with the same bits. Every other case
+// (integers, broadcasting, mixed dtypes, other strided views, complex
+// scalars, and the errors PyTorch raises for them) goes to the borrowed
+// kernel, which knows all of PyTorch's rules.
 // LITERALINCLUDE START: POINTWISE_INCLUDES
 #include <ATen/MemoryOverlap.h>
 #include <ATen/Parallel.h>
@@ -42,6 +45,7 @@
 #include <ATen/ops/pow_ops.h>
 #include <ATen/ops/rsqrt_ops.h>
 #include <ATen/ops/sigmoid_ops.h>
+#include <ATen/ops/silu_ops.h>
 #include <ATen/ops/sin_ops.h>
 #include <ATen/ops/sqrt_ops.h>
 #include <ATen/ops/tanh_ops.h>
@@ -51,6 +55,7 @@
 #include <c10/util/Half.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -69,11 +74,29 @@ namespace {
 using c10::openreg::KernelTensor;
 
 // LITERALINCLUDE START: POINTWISE_PLAIN
+// A slice of a contiguous tensor (chunk, narrow, a step along a dimension):
+// its dimensions of more than one element have strides that fall from first
+// to last. PyTorch's CPU kernels keep the dimensions' order for the result,
+// so a functional operator on such a view gives a contiguous result.
+bool row_major_slice(const at::Tensor& t) {
+  int64_t outer = 0;  // the stride of the last dimension seen, 0 before the first
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 1) continue;
+    int64_t stride = t.stride(d);
+    if (stride <= 0 || (outer != 0 && stride >= outer)) return false;
+    outer = stride;
+  }
+  return true;
+}
+
 // The operands the short path takes: device tensors of a floating dtype,
-// contiguous, of the given dtype and shape, without a negative view's bit.
-bool plain(const at::Tensor& t, c10::ScalarType dtype, at::IntArrayRef sizes) {
+// contiguous (or, if `slices`, a row-major slice), of the given dtype and
+// shape, without a negative view's bit.
+bool plain(const at::Tensor& t, c10::ScalarType dtype, at::IntArrayRef sizes,
+           bool slices = false) {
   return t.is_privateuseone() && t.scalar_type() == dtype && c10::isFloatingType(dtype) &&
-         t.sizes() == sizes && t.is_contiguous() && !t.is_neg();
+         t.sizes() == sizes && (t.is_contiguous() || (slices && row_major_slice(t))) &&
+         !t.is_neg();
 }
 
 // Inside a kernel, the CPU kernel is called directly: its tensors need no
@@ -88,15 +111,15 @@ const c10::DispatchKeySet kCpu(c10::DispatchKey::CPU);
 // complex scalar makes a complex result). `Kept`: what the kernel's body
 // keeps of it (a tensor as a KernelTensor, anything else by value).
 // `in_kernel`: what the CPU kernel is given inside the kernel.
-bool fits(const at::Tensor& t, const at::Tensor& self) {
-  return plain(t, self.scalar_type(), self.sizes()) && t.device() == self.device();
+bool fits(const at::Tensor& t, const at::Tensor& self, bool slices = false) {
+  return plain(t, self.scalar_type(), self.sizes(), slices) && t.device() == self.device();
 }
 template <class Self>
-bool fits(const c10::Scalar& s, const Self&) {
+bool fits(const c10::Scalar& s, const Self&, bool = false) {
   return !s.isComplex();
 }
 template <class Self>
-bool fits(const std::optional<c10::Scalar>& s, const Self&) {
+bool fits(const std::optional<c10::Scalar>& s, const Self&, bool = false) {
   return !s.has_value() || !s->isComplex();
 }
 
@@ -166,6 +189,143 @@ template <class T>
 void check_overlap(at::TensorList, const T&) {}
 // LITERALINCLUDE END: POINTWISE_LIST_ARGUMENTS
 
+// LITERALINCLUDE START: POINTWISE_EXACT_LOOPS
+// Small float operands of the operators whose result is exact (a sign, a
+// comparison): one loop over the kernel-view pointers. Each gives the bits
+// PyTorch's CPU kernel gives, NaN's too, so nothing is lost by not calling
+// it. (maximum and minimum are not here: PyTorch's vectorized body and its
+// scalar tail give different NaN bits and signs of zero, which one loop
+// cannot both reproduce.) Through the CPU kernel, the worker spent about
+// 2 us on eq of 1,024 floats (wrapping three tensors, building a
+// TensorIterator, a scalar loop) where the host had spent 1.2 us: the
+// worker, not the host, set the pace, at 1.3-1.5x the CPU's call. Larger
+// operands keep PyTorch's parallel, vectorized kernels.
+template <class Op>
+struct Exact {
+  static constexpr bool kHas = false;
+};
+template <>
+struct Exact<at::_ops::neg> {
+  static constexpr bool kHas = true;
+  template <class T>
+  static T apply(T x) { return -x; }
+};
+template <>
+struct Exact<at::_ops::abs> {
+  static constexpr bool kHas = true;
+  template <class T>
+  static T apply(T x) { return std::abs(x); }
+};
+// A comparison with a scalar compares in the tensor's dtype (x > 0.1 on float
+// tensors converts 0.1 to float first), so one apply serves both overloads.
+#define OPENREG_EXACT_COMPARISON(name, expr)             \
+  template <>                                            \
+  struct Exact<at::_ops::name##_Tensor> {                \
+    static constexpr bool kHas = true;                   \
+    template <class T>                                   \
+    static bool apply(T a, T b) { return expr; }         \
+  };                                                     \
+  template <>                                            \
+  struct Exact<at::_ops::name##_Scalar> : Exact<at::_ops::name##_Tensor> {};
+OPENREG_EXACT_COMPARISON(eq, a == b)
+OPENREG_EXACT_COMPARISON(ne, a != b)
+OPENREG_EXACT_COMPARISON(lt, a < b)
+OPENREG_EXACT_COMPARISON(le, a <= b)
+OPENREG_EXACT_COMPARISON(gt, a > b)
+OPENREG_EXACT_COMPARISON(ge, a >= b)
+#undef OPENREG_EXACT_COMPARISON
+
+// The three shapes of loop: f(x), f(x, y) of two tensors, f(x, s) of a
+// tensor and a scalar. R is T, or bool for a comparison.
+template <class Op, class T, class R>
+struct ExactUnary {
+  R* out;
+  const T* x;
+  int64_t n;
+  void operator()() const {
+    R* o = c10::openreg::kernel_pointer(out);
+    const T* a = c10::openreg::kernel_pointer(x);
+    for (int64_t i = 0; i < n; ++i) o[i] = Exact<Op>::apply(a[i]);
+  }
+};
+template <class Op, class T, class R>
+struct ExactBinary {
+  R* out;
+  const T* x;
+  const T* y;
+  int64_t n;
+  void operator()() const {
+    R* o = c10::openreg::kernel_pointer(out);
+    const T* a = c10::openreg::kernel_pointer(x);
+    const T* b = c10::openreg::kernel_pointer(y);
+    for (int64_t i = 0; i < n; ++i) o[i] = Exact<Op>::apply(a[i], b[i]);
+  }
+};
+template <class Op, class T, class R>
+struct ExactWithScalar {
+  R* out;
+  const T* x;
+  T s;
+  int64_t n;
+  void operator()() const {
+    R* o = c10::openreg::kernel_pointer(out);
+    const T* a = c10::openreg::kernel_pointer(x);
+    for (int64_t i = 0; i < n; ++i) o[i] = Exact<Op>::apply(a[i], s);
+  }
+};
+
+// The scalar in T as PyTorch's CPU kernels convert it, a plain cast (1e300
+// becomes inf in a float; Scalar::to<float> would refuse it), or nullopt for
+// a kind the loop leaves to the CPU kernel (unsigned 64-bit, symbolic).
+template <class T>
+std::optional<T> scalar_in(const c10::Scalar& s) {
+  if (s.isSymbolic()) return std::nullopt;
+  switch (s.type()) {
+    case at::kDouble: return static_cast<T>(s.toDouble());
+    case at::kLong: return static_cast<T>(s.toLong());
+    case at::kBool: return static_cast<T>(s.toBool());
+    default: return std::nullopt;
+  }
+}
+
+// Queues the loop for out = Op(self, rest...) on T, or returns false if the
+// loop does not take these arguments. The operands are plain (checked by the
+// caller) and of T; every tensor must still fit its storage.
+template <class Op, class T, class R>
+bool launch_exact(const at::Tensor& out, const at::Tensor& self) {
+  c10::openreg::check_storage_fits(self);
+  c10::openreg::launch_new_kernel<ExactUnary<Op, T, R>>(
+      out.mutable_data_ptr<R>(), self.const_data_ptr<T>(), self.numel());
+  return true;
+}
+template <class Op, class T, class R>
+bool launch_exact(const at::Tensor& out, const at::Tensor& self, const at::Tensor& other) {
+  if (!other.is_contiguous()) return false;
+  c10::openreg::check_storage_fits(self);
+  c10::openreg::check_storage_fits(other);
+  c10::openreg::launch_new_kernel<ExactBinary<Op, T, R>>(
+      out.mutable_data_ptr<R>(), self.const_data_ptr<T>(), other.const_data_ptr<T>(),
+      self.numel());
+  return true;
+}
+template <class Op, class T, class R>
+bool launch_exact(const at::Tensor& out, const at::Tensor& self, const c10::Scalar& other) {
+  std::optional<T> value = scalar_in<T>(other);
+  if (!value) return false;
+  c10::openreg::check_storage_fits(self);
+  c10::openreg::launch_new_kernel<ExactWithScalar<Op, T, R>>(
+      out.mutable_data_ptr<R>(), self.const_data_ptr<T>(), *value, self.numel());
+  return true;
+}
+
+// Whether the loop takes a call of an operator with an Exact: contiguous
+// float or double operands, fewer elements than a kernel needs to go parallel.
+bool takes_exact(const at::Tensor& self) {
+  return (self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble) &&
+         self.numel() < c10::openreg::kParallelElements && self.is_contiguous();
+}
+// LITERALINCLUDE END: POINTWISE_EXACT_LOOPS
+
 // LITERALINCLUDE START: POINTWISE_FUNCTIONAL
 // out = op(self, rest...). `Op` and `OpOut` are PyTorch's descriptors of the
 // functional operator and its out= overload (at::_ops::sqrt,
@@ -192,16 +352,26 @@ struct Functional<Op, OpOut, to_bool, at::Tensor(const at::Tensor&, Rest...)> {
   };
 
   static at::Tensor call(const at::Tensor& self, Rest... rest) {
-    if (!plain(self, self.scalar_type(), self.sizes()) || !(fits(rest, self) && ...)) {
+    // Slices too: the gates of an LSTM cell are chunks of one matrix.
+    if (!plain(self, self.scalar_type(), self.sizes(), true) || !(fits(rest, self, true) && ...)) {
       return call_borrowed<Op>({self, rest...}).back().toTensor();
     }
     c10::DeviceGuard guard(self.device());
     at::Tensor out =
         empty_openreg(self.sizes(), to_bool ? at::kBool : self.scalar_type(), self.device());
-    if (out.numel() > 0) {
-      c10::openreg::launch_new_kernel<Call>(KernelTensor(out), KernelTensor(self),
-                                            KeptRest(rest...));
+    if (out.numel() == 0) return out;
+    if constexpr (Exact<Op>::kHas) {  // small float operands: a loop of our own
+      if (takes_exact(self) &&
+          (self.scalar_type() == at::kFloat
+               ? launch_exact<Op, float, std::conditional_t<to_bool, bool, float>>(out, self,
+                                                                                   rest...)
+               : launch_exact<Op, double, std::conditional_t<to_bool, bool, double>>(out, self,
+                                                                                     rest...))) {
+        return out;
+      }
     }
+    c10::openreg::launch_new_kernel<Call>(KernelTensor(out), KernelTensor(self),
+                                          KeptRest(rest...));
     return out;
   }
 };
@@ -331,6 +501,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("neg", TORCH_FN((Functional<ops::neg, ops::neg_out, false>::call)));
   m.impl("abs", TORCH_FN((Functional<ops::abs, ops::abs_out, false>::call)));
   m.impl("sigmoid", TORCH_FN((Functional<ops::sigmoid, ops::sigmoid_out, false>::call)));
+  m.impl("silu", TORCH_FN((Functional<ops::silu, ops::silu_out, false>::call)));
   m.impl("tanh", TORCH_FN((Functional<ops::tanh, ops::tanh_out, false>::call)));
   m.impl("exp", TORCH_FN((Functional<ops::exp, ops::exp_out, false>::call)));
   m.impl("log", TORCH_FN((Functional<ops::log, ops::log_out, false>::call)));
