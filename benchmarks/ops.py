@@ -10,13 +10,15 @@ The operators are what a CNN, a transformer block, an LSTM and an AMP training s
 (see `torch.openreg` dispatch tracing in docs/tools.md), plus indexing and reductions. Each
 runs on tensors of about 1,024 and about 1,048,576 elements. Each side runs in a process of
 its own (in one process the device's OpenMP threads and the CPU side's slow each other); their
-rounds alternate, openreg rounds end with a synchronize, and the ratio is the median of the
-per-round ratios (openreg / CPU; 1.00 is as fast as native CPU). openreg's kernels get the
-backend's default of one thread, or `--kernel-threads N` (the host thread then gets one).
-The rounds of an operator are spread over the run: the whole list is measured in several
-passes, a few rounds each, because this machine has slow phases lasting seconds that a block
-of consecutive rounds would fall into entirely. The `worst` column is the highest median of a single pass. The last lines
-are the geometric means of the ratios, per size.
+rounds alternate, which side goes first alternates too, openreg rounds end with a synchronize,
+and the ratio is the median of the per-round ratios (openreg / CPU; 1.00 is as fast as native
+CPU). openreg's kernels get the backend's default of one thread, or `--kernel-threads N` (the
+host thread then gets one). The rounds of an operator are spread over the run: the whole list
+is measured in several passes, a few rounds each, because this machine has slow phases lasting
+seconds that a block of consecutive rounds would fall into entirely; and the passes are taken
+in turn by several pairs of side processes, because a process can be faster or slower than
+another at one operator for its whole life. The `worst` column is the highest median of a
+single pass. The last lines are the geometric means of the ratios, per size.
 """
 
 from __future__ import annotations
@@ -284,15 +286,17 @@ Results = dict[tuple[str, str], tuple[list[float], list[float], list[float], lis
 
 
 def run_passes(names: list[str], sizes: list[str], passes: int, rounds: int, quick: bool = False,
-               cpu_vs_cpu: bool = False,
-               kernel_threads: int | None = None) -> tuple[Results, dict[str, set[str]]]:
+               cpu_vs_cpu: bool = False, kernel_threads: int | None = None,
+               processes: int = 1) -> tuple[Results, dict[str, set[str]]]:
     """Measures every (operator, size) in `passes` passes over the list, `rounds` alternating
     rounds each. Returns, per (operator, size), the CPU seconds, openreg seconds and ratio of
     every round and the median ratio of each pass; and per operator, those that fell back to
     the CPU. `cpu_vs_cpu` runs the CPU on both sides (every ratio should be near 1.00).
-    openreg's kernels get `kernel_threads` threads (default: the backend's, 1)."""
+    openreg's kernels get `kernel_threads` threads (default: the backend's, 1). Pass p is
+    measured by pair p % `processes` of side processes."""
     threads = kernel_threads or torch.openreg.get_kernel_threads()
-    cpu, dev = Side("cpu", threads), Side("cpu" if cpu_vs_cpu else "openreg", threads)
+    pairs = [(Side("cpu", threads), Side("cpu" if cpu_vs_cpu else "openreg", threads))
+             for _ in range(processes)]
     # Each operator's tensors are made once, in each side's process, and kept for every pass,
     # as a model keeps its weights; every pass times the same calls on the same memory.
     iterations: dict[tuple[str, str], int] = {}
@@ -301,6 +305,7 @@ def run_passes(names: list[str], sizes: list[str], passes: int, rounds: int, qui
     try:
         for p in range(passes):
             print(f"pass {p + 1} of {passes}", file=sys.stderr, flush=True)
+            cpu, dev = pairs[p % processes]
             for name in names:
                 for size in sizes:
                     key = (name, size)
@@ -308,17 +313,21 @@ def run_passes(names: list[str], sizes: list[str], passes: int, rounds: int, qui
                         iterations[key] = 2 if quick else int(cpu.ask(name, size, 0)[0])
                     all_cpu, all_dev, all_ratios, per_pass = results[key]
                     ratios = []
-                    for _ in range(rounds):
-                        all_cpu.append(float(cpu.ask(name, size, iterations[key])[0]))
-                        seconds, fallbacks = dev.ask(name, size, iterations[key])
+                    for r in range(rounds):  # which side goes first alternates
+                        if (p * rounds + r) % 2:
+                            seconds, fallbacks = dev.ask(name, size, iterations[key])
+                            all_cpu.append(float(cpu.ask(name, size, iterations[key])[0]))
+                        else:
+                            all_cpu.append(float(cpu.ask(name, size, iterations[key])[0]))
+                            seconds, fallbacks = dev.ask(name, size, iterations[key])
                         all_dev.append(float(seconds))
                         fell_back[name].update(filter(None, fallbacks.split(",")))
                         ratios.append(all_dev[-1] / all_cpu[-1])
                     all_ratios.extend(ratios)
                     per_pass.append(statistics.median(ratios))
     finally:
-        cpu.close()
-        dev.close()
+        for side in (side for pair in pairs for side in pair):
+            side.close()
     return results, fell_back
 # LITERALINCLUDE END: BENCH_PASSES
 
@@ -397,8 +406,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", choices=sorted(SIZES), action="append",
                         help="only this size (repeatable); default: all")
     parser.add_argument("-k", dest="contains", default="", help="only operators containing this")
-    parser.add_argument("--passes", type=int, default=5, help="passes over the list (default 5)")
+    parser.add_argument("--passes", type=int, default=6, help="passes over the list (default 6)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per pass (default 3)")
+    parser.add_argument("--processes", type=int, default=3,
+                        help="pairs of side processes, taking the passes in turn (default 3)")
     parser.add_argument("--cpu-vs-cpu", action="store_true",
                         help="both sides on the CPU: every ratio should be near 1.00")
     parser.add_argument("--kernel-threads", type=int, default=None,
@@ -413,13 +424,14 @@ def main(argv: list[str] | None = None) -> int:
     sizes = args.size or list(SIZES)
     names = [name for name in OPS if args.contains in name]
     passes, rounds = (1, 1) if args.quick else (args.passes, args.rounds)
+    processes = max(1, min(args.processes, passes))
     threads = args.kernel_threads or torch.openreg.get_kernel_threads()
     host = 1 if threads > 1 else torch.get_num_threads()
     print(f"torch {torch.__version__}, CPU: {torch.get_num_threads()} threads; openreg: kernels on "
-          f"{threads}, host {host}; a process each; {len(names)} operators, "
+          f"{threads}, host {host}; {processes} pair(s) of side processes; {len(names)} operators, "
           f"{passes} passes of {rounds} rounds" + (", CPU against CPU" if args.cpu_vs_cpu else ""))
     results, fell_back = run_passes(names, sizes, passes, rounds, args.quick, args.cpu_vs_cpu,
-                                    threads)
+                                    threads, processes)
     print(f"{'operator':24}" + "".join(f" {'cpu ' + s:>10} {'openreg':>10} {'ratio':>6} {'worst':>6}"
                                        for s in sizes) + "  CPU fallback")
     ratios_by_size: dict[str, list[float]] = {s: [] for s in sizes}

@@ -40,3 +40,24 @@ def test_per_operator_rounds_are_spread_over_passes():
         assert len(cpu) == len(dev) == len(ratios) == 6 and len(per_pass) == 3
         assert all(d / c == r for c, d, r in zip(cpu, dev, ratios))
     assert fell_back == {"relu": set(), "add": set()}
+
+
+def test_per_operator_passes_go_to_pairs_of_processes_in_turn():
+    """With two pairs of side processes, each pass is measured by one pair, in turn; every
+    pass still measures every operator."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import ops
+
+    results, _ = ops.run_passes(["neg"], ["1K"], passes=4, rounds=1, quick=True, processes=2)
+    cpu, dev, ratios, per_pass = results[("neg", "1K")]
+    assert len(cpu) == len(dev) == len(ratios) == len(per_pass) == 4
+    assert all(seconds > 0 for seconds in cpu + dev)
+
+
+def test_pace_names_the_side_that_sets_the_pace():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "pace.py"), "-k", "eq",
+                             "--calls", "20", "--rounds", "2"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("eq ")]
+    assert len(rows) == 1 and rows[0].split()[-1] in ("host", "device"), result.stdout
