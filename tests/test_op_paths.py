@@ -487,3 +487,48 @@ def test_elementwise_results_keep_the_cpus_layout(layout):
                 got, expected = no_fallback(lambda: op(da, db)), op(a, b)
                 assert got.stride() == expected.stride(), name
                 same(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64,
+                                   torch.int8, torch.bool, torch.complex64], ids=str)
+def test_gather_copies_elements_in_a_loop(dtype):
+    """gather of contiguous tensors with an int64 index of self's shape (but along dim), fewer
+    than 32,768 elements: a loop of its own for every element size; picking more elements than
+    the dimension holds, negative dims, one-element dimensions. Results and gradients are the
+    CPU's; other forms (a smaller or strided index, an int32 one) keep PyTorch's kernel and
+    its errors."""
+    g = torch.Generator().manual_seed(7)
+    for shape, dim in (((16, 64), 1), ((16, 64), 0), ((3, 4, 5), 1), ((3, 4, 5), -1), ((7,), 0),
+                       ((2, 1, 3), 2), ((40, 1000), 1)):
+        x = (torch.randn(shape, generator=g) * 5).to(dtype)
+        for picks in (1, shape[dim], shape[dim] + 3):
+            sizes = list(shape)
+            sizes[dim] = picks
+            idx = torch.randint(0, shape[dim], sizes, generator=g)
+            same(no_fallback(lambda: x.to("openreg").gather(dim, idx.to("openreg"))),
+                 x.gather(dim, idx))
+    x = torch.randn(6, 5, generator=g)
+    for idx in (torch.tensor([[0, 4], [1, 1]]),          # smaller than self along dim 0
+                torch.randint(0, 5, (5, 6), generator=g).t()):  # strided
+        same(no_fallback(lambda: x.to("openreg").gather(1, idx.to("openreg"))), x.gather(1, idx))
+    idx32 = torch.randint(0, 5, (6, 5), generator=g, dtype=torch.int32)  # PyTorch's kernel
+    same(no_fallback(lambda: x.to("openreg").gather(1, idx32.to("openreg"))), x.gather(1, idx32))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):  # PyTorch's error
+        x.to("openreg").gather(1, torch.zeros(6, 5, 3, dtype=torch.int64, device="openreg"))
+    dx = x.to("openreg").requires_grad_()
+    cx = x.clone().requires_grad_()
+    idx = torch.randint(0, 5, (6, 3), generator=g)
+    dx.gather(1, idx.to("openreg")).pow(2).sum().backward()
+    cx.gather(1, idx).pow(2).sum().backward()
+    same(dx.grad, cx.grad)
+
+
+@pytest.mark.parametrize("bad", [5, -1])
+def test_gather_index_out_of_range_fails_the_kernel(bad):
+    """An index out of range fails the device's kernel with the CPU's message, reported by the
+    next synchronize; the stream then runs the next work."""
+    x = torch.randn(4, 5, device="openreg")
+    with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 1 with size 5"):
+        x.gather(1, torch.tensor([[0, bad]], device="openreg"))
+        torch.openreg.synchronize()
+    same(x.gather(1, torch.tensor([[0, 4]], device="openreg")), x.cpu().gather(1, torch.tensor([[0, 4]])))

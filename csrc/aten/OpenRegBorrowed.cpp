@@ -91,7 +91,7 @@ constexpr const char* kBorrowed[] = {
     "native_group_norm", "native_group_norm_backward",
     // indexing, gathering, scattering, joining
     "index.Tensor_out", "_index_put_impl_", "index_select.out",
-    "gather", "gather.out", "scatter.src", "scatter_.src", "scatter.value", "scatter_.value",
+    "gather.out", "scatter.src", "scatter_.src", "scatter.value", "scatter_.value",
     "scatter_add", "scatter_add_", "scatter_reduce.two", "scatter_reduce_.two", "index_add",
     "index_add_", "index_add.out", "masked_fill_.Scalar", "masked_fill_.Tensor", "masked_scatter_",
     "embedding_dense_backward", "cat.out", "tril", "tril_", "tril.out", "triu", "triu_",

@@ -4,6 +4,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/count_nonzero.h>
+#include <ATen/ops/gather_ops.h>
 #include <ATen/ops/index_ops.h>
 #include <ATen/ops/index_select_ops.h>
 #include <ATen/ops/masked_select.h>
@@ -345,6 +346,84 @@ at::Tensor& index_put_(at::Tensor& self, const c10::List<std::optional<at::Tenso
   return self;
 }
 // LITERALINCLUDE END: INDEX_ROWS_HOST
+
+// LITERALINCLUDE START: GATHER_KERNEL
+// gather(self, dim, index): out[o][j][i] = self[o][index[o][j][i]][i], where
+// o runs over the dimensions before `dim` and i over those after it (both
+// tensors contiguous, of one shape but along `dim`). Elements are copied as
+// bytes of their size, so one loop serves every dtype. A negative index or
+// one past the end fails the kernel, as PyTorch's CPU gather refuses it.
+template <typename elem_t>
+struct GatherKernel {
+  elem_t* out;
+  const elem_t* self;
+  const int64_t* index;
+  int64_t outer;   // product of the sizes before dim
+  int64_t picks;   // index.size(dim)
+  int64_t size;    // self.size(dim)
+  int64_t inner;   // product of the sizes after dim
+  int64_t dim;
+
+  void operator()() const {
+    elem_t* o = c10::openreg::kernel_pointer(out);
+    const elem_t* s = c10::openreg::kernel_pointer(self);
+    const int64_t* ix = c10::openreg::kernel_pointer(index);
+    for (int64_t a = 0; a < outer; ++a) {
+      const elem_t* from = s + a * size * inner;
+      for (int64_t j = 0; j < picks; ++j) {
+        for (int64_t b = 0; b < inner; ++b, ++ix, ++o) {
+          int64_t k = *ix;
+          TORCH_CHECK(k >= 0 && k < size, "index ", k, " is out of bounds for dimension ", dim,
+                      " with size ", size);
+          *o = from[k * inner + b];
+        }
+      }
+    }
+  }
+};
+
+template <typename elem_t>
+void launch_gather(const at::Tensor& out, const at::Tensor& self, int64_t dim,
+                   const at::Tensor& index) {
+  c10::openreg::launch_new_kernel<GatherKernel<elem_t>>(
+      static_cast<elem_t*>(out.mutable_data_ptr()), static_cast<const elem_t*>(self.const_data_ptr()),
+      index.const_data_ptr<int64_t>(), c10::multiply_integers(self.sizes().slice(0, dim)),
+      index.size(dim), self.size(dim), c10::multiply_integers(self.sizes().slice(dim + 1)), dim);
+}
+
+// The loop takes contiguous tensors on one openreg device, an int64 index of
+// self's shape but along dim, fewer elements than a kernel needs to go
+// parallel; everything else (and every error PyTorch raises) is PyTorch's
+// kernel, borrowed.
+at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
+  bool loop = !sparse_grad && self.is_privateuseone() && self.dim() > 0 &&
+              index.scalar_type() == at::kLong && index.dim() == self.dim() &&
+              index.device() == self.device() && self.is_contiguous() && index.is_contiguous() &&
+              !self.is_neg() && !self.is_conj() && index.numel() < c10::openreg::kParallelElements;
+  if (loop) {
+    dim = c10::maybe_wrap_dim(dim, self.dim());
+    for (int64_t d = 0; d < self.dim() && loop; ++d) {
+      loop = d == dim ? self.size(d) > 0 : index.size(d) == self.size(d);
+    }
+  }
+  if (!loop) {
+    return call_borrowed<at::_ops::gather>({self, dim, index, sparse_grad}).back().toTensor();
+  }
+  c10::openreg::check_storage_fits(self);
+  c10::openreg::check_storage_fits(index);
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_openreg(index.sizes(), self.scalar_type(), self.device());
+  if (out.numel() == 0) return out;
+  switch (self.element_size()) {
+    case 1: launch_gather<uint8_t>(out, self, dim, index); break;
+    case 2: launch_gather<uint16_t>(out, self, dim, index); break;
+    case 4: launch_gather<uint32_t>(out, self, dim, index); break;
+    case 8: launch_gather<uint64_t>(out, self, dim, index); break;
+    default: return call_borrowed<at::_ops::gather>({self, dim, index, sparse_grad}).back().toTensor();
+  }
+  return out;
+}
+// LITERALINCLUDE END: GATHER_KERNEL
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -353,6 +432,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index.Tensor", TORCH_FN(index));
   m.impl("index_select", TORCH_FN(index_select));
   m.impl("index_put_", TORCH_FN(index_put_));
+  m.impl("gather", TORCH_FN(gather));
 }
 
 }  // namespace at::native::openreg
