@@ -386,9 +386,10 @@ template <typename elem_t>
 void launch_gather(const at::Tensor& out, const at::Tensor& self, int64_t dim,
                    const at::Tensor& index) {
   c10::openreg::launch_new_kernel<GatherKernel<elem_t>>(
-      static_cast<elem_t*>(out.mutable_data_ptr()), static_cast<const elem_t*>(self.const_data_ptr()),
-      index.const_data_ptr<int64_t>(), c10::multiply_integers(self.sizes().slice(0, dim)),
-      index.size(dim), self.size(dim), c10::multiply_integers(self.sizes().slice(dim + 1)), dim);
+      static_cast<elem_t*>(out.mutable_data_ptr()),
+      static_cast<const elem_t*>(self.const_data_ptr()), index.const_data_ptr<int64_t>(),
+      c10::multiply_integers(self.sizes().slice(0, dim)), index.size(dim), self.size(dim),
+      c10::multiply_integers(self.sizes().slice(dim + 1)), dim);
 }
 
 // The loop takes contiguous tensors on one openreg device, an int64 index of
@@ -406,7 +407,8 @@ at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
       loop = d == dim ? self.size(d) > 0 : index.size(d) == self.size(d);
     }
   }
-  if (!loop) {
+  int64_t bytes = self.element_size();  // complex<double> (16 bytes) stays PyTorch's
+  if (!loop || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)) {
     return call_borrowed<at::_ops::gather>({self, dim, index, sparse_grad}).back().toTensor();
   }
   c10::openreg::check_storage_fits(self);
@@ -414,12 +416,11 @@ at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
   c10::DeviceGuard guard(self.device());
   at::Tensor out = empty_openreg(index.sizes(), self.scalar_type(), self.device());
   if (out.numel() == 0) return out;
-  switch (self.element_size()) {
+  switch (bytes) {
     case 1: launch_gather<uint8_t>(out, self, dim, index); break;
     case 2: launch_gather<uint16_t>(out, self, dim, index); break;
     case 4: launch_gather<uint32_t>(out, self, dim, index); break;
-    case 8: launch_gather<uint64_t>(out, self, dim, index); break;
-    default: return call_borrowed<at::_ops::gather>({self, dim, index, sparse_grad}).back().toTensor();
+    default: launch_gather<uint64_t>(out, self, dim, index); break;
   }
   return out;
 }

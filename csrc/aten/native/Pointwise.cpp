@@ -361,14 +361,13 @@ struct Functional<Op, OpOut, to_bool, at::Tensor(const at::Tensor&, Rest...)> {
         empty_openreg(self.sizes(), to_bool ? at::kBool : self.scalar_type(), self.device());
     if (out.numel() == 0) return out;
     if constexpr (Exact<Op>::kHas) {  // small float operands: a loop of our own
-      if (takes_exact(self) &&
-          (self.scalar_type() == at::kFloat
-               ? launch_exact<Op, float, std::conditional_t<to_bool, bool, float>>(out, self,
-                                                                                   rest...)
-               : launch_exact<Op, double, std::conditional_t<to_bool, bool, double>>(out, self,
-                                                                                     rest...))) {
-        return out;
-      }
+      using FloatResult = std::conditional_t<to_bool, bool, float>;
+      using DoubleResult = std::conditional_t<to_bool, bool, double>;
+      bool queued = takes_exact(self) &&
+                    (self.scalar_type() == at::kFloat
+                         ? launch_exact<Op, float, FloatResult>(out, self, rest...)
+                         : launch_exact<Op, double, DoubleResult>(out, self, rest...));
+      if (queued) return out;
     }
     c10::openreg::launch_new_kernel<Call>(KernelTensor(out), KernelTensor(self),
                                           KeptRest(rest...));
