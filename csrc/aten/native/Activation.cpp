@@ -11,6 +11,7 @@
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "../../runtime/OpenRegStorage.h"
+#include "Loops.h"
 #include "Minimal.h"
 
 namespace at::native::openreg {
@@ -20,19 +21,12 @@ using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
 // LITERALINCLUDE START: ACTIVATION_RELU_KERNELS
-// Small contiguous operands: a loop over raw kernel-view pointers (NaN stays
-// NaN, as in PyTorch's relu, which is clamp_min(x, 0)).
-template <typename T>
-struct RawReluKernel {
-  T* out;
-  const T* in;
-  int64_t n;
-
-  void operator()() const {
-    T* dst = c10::openreg::kernel_pointer(out);
-    const T* src = c10::openreg::kernel_pointer(in);
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[i] < T(0) ? T(0) : src[i];
-  }
+// Small contiguous operands: a plain loop over the kernel-view pointers
+// (UnaryLoop, Loops.h). NaN stays NaN, as in PyTorch's relu, which is
+// clamp_min(x, 0).
+struct Relu {
+  template <typename T>
+  static T apply(T x) { return x < T(0) ? T(0) : x; }
 };
 
 constexpr int64_t kRawKernelMaxNumel = 32768;  // beyond this, PyTorch's vectorized loops win
@@ -45,11 +39,11 @@ at::Tensor relu(const at::Tensor& self) {
   if (out.numel() == 0) return out;
   bool raw = self.is_contiguous() && self.numel() <= kRawKernelMaxNumel;
   if (raw && self.scalar_type() == at::kFloat) {
-    launch_kernel(RawReluKernel<float>{out.mutable_data_ptr<float>(), self.const_data_ptr<float>(),
-                                       self.numel()});
+    launch_kernel(UnaryLoop<Relu, float>{out.mutable_data_ptr<float>(),
+                                         self.const_data_ptr<float>(), self.numel()});
   } else if (raw && self.scalar_type() == at::kDouble) {
-    launch_kernel(RawReluKernel<double>{out.mutable_data_ptr<double>(),
-                                        self.const_data_ptr<double>(), self.numel()});
+    launch_kernel(UnaryLoop<Relu, double>{out.mutable_data_ptr<double>(),
+                                          self.const_data_ptr<double>(), self.numel()});
   } else {  // PyTorch's vectorized, parallel CPU loop, writing straight into the result
     launch_kernel([out = KernelTensor(out), in = KernelTensor(self)] {
       at::Tensor result = out.cpu();
@@ -71,10 +65,10 @@ at::Tensor& relu_(at::Tensor& self) {
   bool raw = self.is_contiguous() && self.numel() <= kRawKernelMaxNumel;
   if (raw && self.scalar_type() == at::kFloat) {
     float* data = self.mutable_data_ptr<float>();
-    launch_kernel(RawReluKernel<float>{data, data, self.numel()});
+    launch_kernel(UnaryLoop<Relu, float>{data, data, self.numel()});
   } else if (raw && self.scalar_type() == at::kDouble) {
     double* data = self.mutable_data_ptr<double>();
-    launch_kernel(RawReluKernel<double>{data, data, self.numel()});
+    launch_kernel(UnaryLoop<Relu, double>{data, data, self.numel()});
   } else {
     launch_kernel([t = KernelTensor(self)] {
       at::Tensor values = t.cpu();

@@ -65,6 +65,7 @@
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "Borrowed.h"
+#include "Loops.h"
 #include "Minimal.h"
 // LITERALINCLUDE END: POINTWISE_INCLUDES
 
@@ -235,45 +236,6 @@ OPENREG_EXACT_COMPARISON(gt, a > b)
 OPENREG_EXACT_COMPARISON(ge, a >= b)
 #undef OPENREG_EXACT_COMPARISON
 
-// The three shapes of loop: f(x), f(x, y) of two tensors, f(x, s) of a
-// tensor and a scalar. R is T, or bool for a comparison.
-template <class Op, class T, class R>
-struct ExactUnary {
-  R* out;
-  const T* x;
-  int64_t n;
-  void operator()() const {
-    R* o = c10::openreg::kernel_pointer(out);
-    const T* a = c10::openreg::kernel_pointer(x);
-    for (int64_t i = 0; i < n; ++i) o[i] = Exact<Op>::apply(a[i]);
-  }
-};
-template <class Op, class T, class R>
-struct ExactBinary {
-  R* out;
-  const T* x;
-  const T* y;
-  int64_t n;
-  void operator()() const {
-    R* o = c10::openreg::kernel_pointer(out);
-    const T* a = c10::openreg::kernel_pointer(x);
-    const T* b = c10::openreg::kernel_pointer(y);
-    for (int64_t i = 0; i < n; ++i) o[i] = Exact<Op>::apply(a[i], b[i]);
-  }
-};
-template <class Op, class T, class R>
-struct ExactWithScalar {
-  R* out;
-  const T* x;
-  T s;
-  int64_t n;
-  void operator()() const {
-    R* o = c10::openreg::kernel_pointer(out);
-    const T* a = c10::openreg::kernel_pointer(x);
-    for (int64_t i = 0; i < n; ++i) o[i] = Exact<Op>::apply(a[i], s);
-  }
-};
-
 // The scalar in T as PyTorch's CPU kernels convert it, a plain cast (1e300
 // becomes inf in a float; Scalar::to<float> would refuse it), or nullopt for
 // a kind the loop leaves to the CPU kernel (unsigned 64-bit, symbolic).
@@ -294,7 +256,7 @@ std::optional<T> scalar_in(const c10::Scalar& s) {
 template <class Op, class T, class R>
 bool launch_exact(const at::Tensor& out, const at::Tensor& self) {
   c10::openreg::check_storage_fits(self);
-  c10::openreg::launch_new_kernel<ExactUnary<Op, T, R>>(
+  c10::openreg::launch_new_kernel<UnaryLoop<Exact<Op>, T, R>>(
       out.mutable_data_ptr<R>(), self.const_data_ptr<T>(), self.numel());
   return true;
 }
@@ -303,7 +265,7 @@ bool launch_exact(const at::Tensor& out, const at::Tensor& self, const at::Tenso
   if (!other.is_contiguous()) return false;
   c10::openreg::check_storage_fits(self);
   c10::openreg::check_storage_fits(other);
-  c10::openreg::launch_new_kernel<ExactBinary<Op, T, R>>(
+  c10::openreg::launch_new_kernel<BinaryLoop<Exact<Op>, T, R>>(
       out.mutable_data_ptr<R>(), self.const_data_ptr<T>(), other.const_data_ptr<T>(),
       self.numel());
   return true;
@@ -313,7 +275,7 @@ bool launch_exact(const at::Tensor& out, const at::Tensor& self, const c10::Scal
   std::optional<T> value = scalar_in<T>(other);
   if (!value) return false;
   c10::openreg::check_storage_fits(self);
-  c10::openreg::launch_new_kernel<ExactWithScalar<Op, T, R>>(
+  c10::openreg::launch_new_kernel<ScalarLoop<Exact<Op>, T, R>>(
       out.mutable_data_ptr<R>(), self.const_data_ptr<T>(), *value, self.numel());
   return true;
 }
