@@ -61,3 +61,22 @@ def test_pace_names_the_side_that_sets_the_pace():
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("eq ")]
     assert len(rows) == 1 and rows[0].split()[-1] in ("host", "device"), result.stdout
+
+
+def test_phases_splits_windows_by_the_launchs_cost():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "phases.py"),
+                             "--seconds", "1", "--calls", "500"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    windows = int(lines[0].split("; ")[2].split()[0])
+    rows = {line.split()[0] if not line.startswith("with launch") else "with launch": line
+            for line in lines[2:6]}
+    assert set(rows) == {"cpu", "dispatch", "with launch", "launch"}, result.stdout
+    for name, line in rows.items():
+        fastest, median, slowest = (float(v) for v in line.split()[-3:])
+        assert fastest <= median <= slowest, line
+    slow, total = lines[6].split(": ")[1].split(" of ")
+    assert int(total) == windows and 0 <= int(slow) < windows, lines[6]
+    assert lines[7].startswith("fast: ") and "openreg/cpu" in lines[7], result.stdout
+    assert len(lines) == (9 if int(slow) else 8), result.stdout
