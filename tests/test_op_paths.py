@@ -523,6 +523,78 @@ def test_gather_copies_elements_in_a_loop(dtype):
     same(dx.grad, cx.grad)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_index_put_accumulate_sums_rows_in_a_loop(dtype):
+    """index_put_ with accumulate=True, one 1-D int64 index and values of the picked rows'
+    shape, fewer than 32,768 elements: a loop of its own. Rows picked several times (and by
+    negative indices) get the CPU's bits; results, in-place and out-of-place, and gradients are
+    the CPU's; other forms keep PyTorch's kernel and its errors."""
+    g = torch.Generator().manual_seed(11)
+    for shape in ((16, 64), (5,), (7, 3, 4), (1, 1), (40, 200)):  # v: up to 24,000 elements
+        x = torch.randn(shape, generator=g, dtype=dtype)
+        n = shape[0]
+        for picks in (0, 1, n, 3 * n):
+            idx = torch.randint(-n, n, (picks,), generator=g)
+            v = torch.randn((picks,) + shape[1:], generator=g, dtype=dtype) * 3
+            expected = x.clone().index_put_((idx,), v, accumulate=True)
+            got = x.to("openreg")
+            no_fallback(lambda: got.index_put_((idx.to("openreg"),), v.to("openreg"),
+                                               accumulate=True))
+            bits_equal(got, expected)
+            got = no_fallback(lambda: torch.index_put(x.to("openreg"), (idx,), v.to("openreg"),
+                                                      accumulate=True))  # a CPU index too
+            bits_equal(got, expected)
+    # Past the loop's size, PyTorch's kernel; the CPU's sums then run on several threads, in
+    # no fixed order: the same values, not the same bits.
+    x = torch.randn(8, 5000, generator=g, dtype=dtype)
+    idx = torch.randint(0, 8, (8,), generator=g)
+    v = torch.randn(8, 5000, generator=g, dtype=dtype)
+    got = x.to("openreg")
+    no_fallback(lambda: got.index_put_((idx.to("openreg"),), v.to("openreg"), accumulate=True))
+    same(got, x.clone().index_put_((idx,), v, accumulate=True))
+    x = torch.randn(6, 5, generator=g, dtype=dtype)
+    idx = torch.tensor([0, 5, 0, -1])
+    v = torch.randn(4, 5, generator=g, dtype=dtype)
+    for args in (((idx,), v, False),                            # no accumulate
+                 ((idx,), v[0], True),                          # a broadcast value
+                 ((idx.int(),), v, True),                       # an int32 index
+                 ((idx, torch.tensor([1, 2, 3, 4])), v[:, 0], True),  # two indices
+                 ((torch.tensor([True, False] * 3),), v[:3], True)):  # a mask
+        got = x.to("openreg")
+        device_args = tuple(i.to("openreg") for i in args[0]), args[1].to("openreg"), args[2]
+        no_fallback(lambda: got.index_put_(*device_args))
+        bits_equal(got, x.clone().index_put_(*args))
+    # PyTorch's errors: a dtype its kernel refuses (by the next synchronize, as every error of
+    # the borrowed kernel that its Meta kernel does not check), a value sharing self's memory.
+    with pytest.raises(RuntimeError, match="dtypes match"):
+        x.to("openreg").index_put_((idx.to("openreg"),), v.to("openreg", torch.float16), True)
+        torch.openreg.synchronize()
+    shared = x.to("openreg")
+    with pytest.raises(RuntimeError, match="single memory location"):
+        shared.index_put_((torch.tensor([0, 1], device="openreg"),), shared[2:4], True)
+        torch.openreg.synchronize()
+    dx = x.to("openreg").requires_grad_()
+    dv = v.to("openreg").requires_grad_()
+    cx = x.clone().requires_grad_()
+    cv = v.clone().requires_grad_()
+    torch.index_put(dx * 2, (idx.to("openreg"),), dv, accumulate=True).pow(2).sum().backward()
+    torch.index_put(cx * 2, (idx,), cv, accumulate=True).pow(2).sum().backward()
+    same(dx.grad, cx.grad)
+    same(dv.grad, cv.grad)
+
+
+@pytest.mark.parametrize("bad", [4, -5])
+def test_index_put_accumulate_index_out_of_range_fails_the_kernel(bad):
+    """An index out of range fails the device's kernel with the CPU's message, reported by the
+    next synchronize; the rows before it are summed, as on the CPU, and the stream runs on."""
+    x = torch.zeros(4, 2, device="openreg")
+    with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 0 with size 4"):
+        x.index_put_((torch.tensor([1, bad, 2], device="openreg"),), torch.ones(3, 2, device="openreg"),
+                     accumulate=True)
+        torch.openreg.synchronize()
+    same(x, torch.tensor([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]))
+
+
 @pytest.mark.parametrize("bad", [5, -1])
 def test_gather_index_out_of_range_fails_the_kernel(bad):
     """An index out of range fails the device's kernel with the CPU's message, reported by the

@@ -334,18 +334,88 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
   return call_borrowed<at::_ops::index_select>({self, dim, idx}).back().toTensor();
 }
 
-// x[idx] = v (and index_put_, index_put): PyTorch's kernel, borrowed, with
-// CPU index tensors copied over, and a 0-dim CPU value too, which CUDA takes
-// as a scalar (x[idx] = torch.tensor(1.0)); a CPU value with dimensions is
-// PyTorch's device error, as on CUDA.
+// LITERALINCLUDE END: INDEX_ROWS_HOST
+
+// LITERALINCLUDE START: INDEX_PUT_ACCUMULATE
+// x.index_put_((idx,), v, accumulate=True), x[idx] += v's summing form, for a
+// 1-D int64 idx and v of rows like x's: x[idx[i]] += v[i] for i in order, a
+// row of `row` elements at a time. PyTorch's CPU kernel makes these sums one
+// after the other in the same order when the tensors are small, so a row
+// picked twice gets the CPU's bits. An index out of range fails the kernel
+// with the CPU's message (rows before it are summed, as on the CPU).
+template <typename scalar_t>
+struct IndexPutAccumulateKernel {
+  scalar_t* self;
+  const scalar_t* values;
+  const int64_t* index;
+  int64_t picks;  // index.numel()
+  int64_t size;   // self.size(0)
+  int64_t row;    // elements of a row: the product of self's other sizes
+
+  void operator()() const {
+    scalar_t* s = c10::openreg::kernel_pointer(self);
+    const scalar_t* v = c10::openreg::kernel_pointer(values);
+    const int64_t* ix = c10::openreg::kernel_pointer(index);
+    for (int64_t i = 0; i < picks; ++i, v += row) {
+      int64_t k = ix[i];
+      TORCH_CHECK_INDEX(k >= -size && k < size, "index ", k,
+                        " is out of bounds for dimension 0 with size ", size);
+      scalar_t* to = s + (k < 0 ? k + size : k) * row;
+      for (int64_t j = 0; j < row; ++j) to[j] += v[j];
+    }
+  }
+};
+
+// The loop takes what PyTorch would accept without a word: float or double,
+// contiguous, one device, no tensor sharing memory with self, v exactly of
+// the picked rows' shape (no broadcast), fewer elements than a kernel needs
+// to go parallel. Every other form is PyTorch's kernel, borrowed.
+bool sums_rows(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+               const at::Tensor& v, bool accumulate) {
+  if (!accumulate || indices.size() != 1 || !self.is_privateuseone()) return false;
+  std::optional<at::Tensor> index = indices.get(0);
+  if (!index.has_value() || !index->defined()) return false;
+  const at::Tensor& idx = *index;
+  bool dense = [](const at::Tensor& t) {
+    return t.is_contiguous() && !t.is_neg() && !t.is_conj() && !t._is_zerotensor();
+  }(self) && idx.is_contiguous() && v.is_contiguous() && !v.is_neg() && !v._is_zerotensor();
+  return dense && (self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble) &&
+         self.dim() >= 1 && self.size(0) > 0 && idx.scalar_type() == at::kLong &&
+         idx.dim() == 1 && idx.device() == self.device() && v.device() == self.device() &&
+         v.scalar_type() == self.scalar_type() && v.dim() == self.dim() &&
+         v.size(0) == idx.size(0) && v.sizes().slice(1) == self.sizes().slice(1) &&
+         !v.is_alias_of(self) && !idx.is_alias_of(self) &&
+         v.numel() < c10::openreg::kParallelElements;
+}
+
+// x[idx] = v (and index_put_, index_put): the loop above when it sums rows;
+// otherwise PyTorch's kernel, borrowed, with CPU index tensors copied over,
+// and a 0-dim CPU value too, which CUDA takes as a scalar
+// (x[idx] = torch.tensor(1.0)); a CPU value with dimensions is PyTorch's
+// device error, as on CUDA.
 at::Tensor& index_put_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& given,
                        const at::Tensor& values, bool accumulate) {
   at::Tensor v = values;
   if (v.is_cpu() && v.dim() == 0 && self.is_privateuseone()) v = v.to(self.device());
-  call_borrowed<at::_ops::index_put_>({self, indices_on_device(self, given), v, accumulate});
+  c10::List<std::optional<at::Tensor>> indices = indices_on_device(self, given);
+  if (!sums_rows(self, indices, v, accumulate)) {
+    call_borrowed<at::_ops::index_put_>({self, indices, v, accumulate});
+    return self;
+  }
+  const at::Tensor idx = *indices.get(0);
+  if (v.numel() == 0) return self;
+  c10::DeviceGuard guard(self.device());
+  c10::openreg::check_storage_fits(self);
+  c10::openreg::check_storage_fits(idx);
+  c10::openreg::check_storage_fits(v);
+  AT_DISPATCH_FLOATING_TYPES(self.scalar_type(), "index_put_accumulate", [&] {
+    c10::openreg::launch_new_kernel<IndexPutAccumulateKernel<scalar_t>>(
+        self.mutable_data_ptr<scalar_t>(), v.const_data_ptr<scalar_t>(),
+        idx.const_data_ptr<int64_t>(), idx.numel(), self.size(0), self.numel() / self.size(0));
+  });
   return self;
 }
-// LITERALINCLUDE END: INDEX_ROWS_HOST
+// LITERALINCLUDE END: INDEX_PUT_ACCUMULATE
 
 // LITERALINCLUDE START: GATHER_KERNEL
 // gather(self, dim, index): out[o][j][i] = self[o][index[o][j][i]][i], where
