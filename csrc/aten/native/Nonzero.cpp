@@ -337,12 +337,12 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
 // LITERALINCLUDE END: INDEX_ROWS_HOST
 
 // LITERALINCLUDE START: INDEX_PUT_ACCUMULATE
-// x.index_put_((idx,), v, accumulate=True), x[idx] += v's summing form, for a
-// 1-D int64 idx and v of rows like x's: x[idx[i]] += v[i] for i in order, a
-// row of `row` elements at a time. PyTorch's CPU kernel makes these sums one
-// after the other in the same order when the tensors are small, so a row
-// picked twice gets the CPU's bits. An index out of range fails the kernel
-// with the CPU's message (rows before it are summed, as on the CPU).
+// x.index_put_((idx,), v, accumulate=True), the summing form of x[idx] = v,
+// for a 1-D int64 idx and v of rows like x's: x[idx[i]] += v[i] for i in
+// order, a row of `row` elements at a time. PyTorch's CPU kernel makes these
+// sums one after the other in the same order when the tensors are small, so
+// a row picked twice gets the CPU's bits. An index out of range fails the
+// kernel with the CPU's message (rows before it are summed, as on the CPU).
 template <typename scalar_t>
 struct IndexPutAccumulateKernel {
   scalar_t* self;
@@ -376,10 +376,11 @@ bool sums_rows(const at::Tensor& self, const c10::List<std::optional<at::Tensor>
   std::optional<at::Tensor> index = indices.get(0);
   if (!index.has_value() || !index->defined()) return false;
   const at::Tensor& idx = *index;
-  bool dense = [](const at::Tensor& t) {
+  auto plain = [](const at::Tensor& t) {  // its elements in memory, one after the other
     return t.is_contiguous() && !t.is_neg() && !t.is_conj() && !t._is_zerotensor();
-  }(self) && idx.is_contiguous() && v.is_contiguous() && !v.is_neg() && !v._is_zerotensor();
-  return dense && (self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble) &&
+  };
+  return plain(self) && plain(idx) && plain(v) &&
+         (self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble) &&
          self.dim() >= 1 && self.size(0) > 0 && idx.scalar_type() == at::kLong &&
          idx.dim() == 1 && idx.device() == self.device() && v.device() == self.device() &&
          v.scalar_type() == self.scalar_type() && v.dim() == self.dim() &&
