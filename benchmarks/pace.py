@@ -57,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="threads of openreg's kernels (default: the backend's, 1); "
                              "above 1, the host thread gets 1")
     args = parser.parse_args(argv)
+    if args.calls < 1:
+        parser.error("--calls must be positive")
+    if args.rounds < 1:
+        parser.error("--rounds must be positive")
     if args.kernel_threads and args.kernel_threads > 1:
         torch.set_num_threads(1)
     if args.kernel_threads:

@@ -37,7 +37,7 @@ def per_call(fn, calls: int, finish=None) -> float:
 
 
 def windows(seconds: float, calls: int) -> list[dict[str, float]]:
-    """Windows of the three measurements in turn, for `seconds`; µs a call."""
+    """Windows of the three measurements in turn, for `seconds` (one at least); µs a call."""
     on_cpu = torch.randn(1024)
     empty = torch.empty(0, device="openreg")
     on_device = torch.randn(1024, device="openreg")
@@ -45,7 +45,7 @@ def windows(seconds: float, calls: int) -> list[dict[str, float]]:
     per_call(on_device.zero_, calls, sync)  # warm up: the stream's thread and queue exist
     rows = []
     end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    while not rows or time.perf_counter() < end:
         cpu = per_call(on_cpu.zero_, calls)
         dispatch = per_call(empty.zero_, calls, sync)
         launch = per_call(on_device.zero_, calls, sync)
@@ -68,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a window is slow when its launch costs more than this times the "
                              "fastest tenth's (default 1.5)")
     args = parser.parse_args(argv)
+    if args.seconds <= 0:
+        parser.error("--seconds must be positive")
+    if args.calls < 1:
+        parser.error("--calls must be positive")
     rows = windows(args.seconds, args.calls)
     names = list(rows[0])
     print(f"torch {torch.__version__}; zero_ of 1,024 floats; {len(rows)} windows of "
