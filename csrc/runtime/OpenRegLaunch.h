@@ -149,28 +149,41 @@ void release_boxed_kernel(void* boxed) {
 // LITERALINCLUDE START: LAUNCH_KERNEL_QUEUE
 // Queues a kernel on the current stream of the current device and returns at
 // once; the stream's worker runs it later, in order with the stream's work.
-// launch_new_kernel<Body>(args...) builds the body in place from `args`;
-// launch_kernel(body) moves or copies an existing one (a lambda). The driver
-// frees the body when it can never run again (a captured kernel runs at every
-// replay of its graph).
+// launch_new_kernel<Body>(args...) builds the body from `args`; launch_kernel(body)
+// moves or copies an existing one (a lambda).
+// A small body of plain bytes (a few pointers and sizes, as most hand-written
+// kernels have) is copied into the launch itself, as a GPU copies a kernel's
+// parameters: no memory to take and give back. Any other body is built in
+// memory of its own, which the driver frees when the body can never run again
+// (a captured kernel runs at every replay of its graph).
+template <class Body>
+constexpr bool copied_at_launch = std::is_trivially_copyable_v<Body> &&
+                                  sizeof(Body) <= OR_LAUNCH_ARGS_MAX && alignof(Body) <= 8;
+
 template <class Body, class... Args>
 void launch_new_kernel(Args&&... args) {
-  static_assert(alignof(Body) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned kernel body");
-  void* memory = detail::allocate_body(sizeof(Body));
-  Body* boxed = nullptr;
-  try {
-    boxed = new (memory) Body{std::forward<Args>(args)...};
-  } catch (...) {
-    detail::free_body(memory, sizeof(Body));
-    throw;
-  }
-  orStream_t stream = getCurrentOpenRegStream().stream();
-  orError_t err = orLaunchKernelEx(stream, &detail::run_boxed_kernel<Body>, boxed,
-                                   &detail::release_boxed_kernel<Body>);
-  if (err != orSuccess) {
-    // A failure under blocking launch ran the kernel, and the driver released it.
-    if (err != orErrorLaunchFailure) detail::release_boxed_kernel<Body>(boxed);
-    OPENREG_CHECK(err);
+  if constexpr (copied_at_launch<Body>) {
+    const Body body{std::forward<Args>(args)...};
+    orStream_t stream = getCurrentOpenRegStream().stream();
+    OPENREG_CHECK(orLaunchKernelWithArgs(stream, &detail::run_boxed_kernel<Body>, &body, sizeof(Body)));
+  } else {
+    static_assert(alignof(Body) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned kernel body");
+    void* memory = detail::allocate_body(sizeof(Body));
+    Body* boxed = nullptr;
+    try {
+      boxed = new (memory) Body{std::forward<Args>(args)...};
+    } catch (...) {
+      detail::free_body(memory, sizeof(Body));
+      throw;
+    }
+    orStream_t stream = getCurrentOpenRegStream().stream();
+    orError_t err = orLaunchKernelEx(stream, &detail::run_boxed_kernel<Body>, boxed,
+                                     &detail::release_boxed_kernel<Body>);
+    if (err != orSuccess) {
+      // A failure under blocking launch ran the kernel, and the driver released it.
+      if (err != orErrorLaunchFailure) detail::release_boxed_kernel<Body>(boxed);
+      OPENREG_CHECK(err);
+    }
   }
 }
 

@@ -132,6 +132,14 @@ OR_API orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args
  * run again: after it ran, or, if it was captured, when its graph is destroyed. */
 OR_API orError_t orLaunchKernelEx(orStream_t stream, orKernelFn kernel, void* args,
                                   orHostFn release);
+#define OR_LAUNCH_ARGS_MAX 32
+/* Copies `size` bytes of arguments, at most OR_LAUNCH_ARGS_MAX, into the
+ * launch, as a GPU copies a kernel's parameters: the caller may reuse `args`
+ * at once, and the kernel gets a pointer to the copy (aligned to 8 bytes,
+ * valid while it runs). The copy is the kernel's own: a captured kernel gets
+ * a fresh one at every replay. */
+OR_API orError_t orLaunchKernelWithArgs(orStream_t stream, orKernelFn kernel, const void* args,
+                                        size_t size);
 OR_API orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data);
 OR_API orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr);
 OR_API orError_t orKernelFail(const char* message);

@@ -45,12 +45,12 @@ void run_recorded(void* p) {
       finished().push_back(a->record);
     }
   } stamp{a};
-  a->task.fn(a->task.arg);
+  a->task.fn(a->task.arguments());
 }
 
 void release_recorded(void* p) {
   auto* a = static_cast<PendingActivity*>(p);
-  if (a->task.release != nullptr) a->task.release(a->task.arg);
+  a->task.release_arguments();
   delete a;
 }
 }  // namespace
@@ -74,7 +74,7 @@ Task activity_wrap(const Task& t) {
   PendingActivity* a = t.activity;
   a->task = t;
   a->task.activity = nullptr;
-  return Task{run_recorded, a, t.kind, release_recorded, nullptr};
+  return boxed_task(run_recorded, a, t.kind, release_recorded);
 }
 // LITERALINCLUDE END: DRIVER_ACTIVITY_RECORD
 

@@ -6,12 +6,14 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <functional>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 // LITERALINCLUDE END: DRIVER_INTERNAL_INCLUDES
 
@@ -95,13 +97,50 @@ unsigned stream_delay_us();
 // ---- streams ---------------------------------------------------------------
 // LITERALINCLUDE START: DRIVER_TASK
 enum class TaskKind : uint8_t { Kernel, Host };
+// A task's arguments travel in one of two ways. Boxed: a pointer the launch
+// hands over, and `release`, which frees it once the task can never run
+// again. Copied: up to OR_LAUNCH_ARGS_MAX bytes copied into the task itself,
+// as a GPU copies a kernel's parameters at launch; the task then holds no
+// memory of its own, and `fn` gets a pointer to its copy.
+struct BoxedArgs {
+  void* arg;
+  void (*release)(void*);
+};
 struct Task {
   void (*fn)(void*);
-  void* arg;
+  struct PendingActivity* activity;  // set only while recording (activity.cpp)
   TaskKind kind;
-  void (*release)(void*) = nullptr;  // frees `arg` once the task can never run again
-  struct PendingActivity* activity = nullptr;  // set only while recording (activity.cpp)
+  bool copied;  // which member of `args` holds the arguments
+  union {
+    BoxedArgs boxed;
+    alignas(8) unsigned char bytes[OR_LAUNCH_ARGS_MAX];
+  } args;
+
+  void* arguments() { return copied ? static_cast<void*>(args.bytes) : args.boxed.arg; }
+  void release_arguments() const {
+    if (!copied && args.boxed.release != nullptr) args.boxed.release(args.boxed.arg);
+  }
 };
+
+inline Task boxed_task(void (*fn)(void*), void* arg, TaskKind kind,
+                       void (*release)(void*) = nullptr, PendingActivity* activity = nullptr) {
+  Task t{fn, activity, kind, false, {}};
+  t.args.boxed = BoxedArgs{arg, release};
+  return t;
+}
+// `size` is at most OR_LAUNCH_ARGS_MAX (checked by the caller).
+inline Task copied_task(void (*fn)(void*), const void* args, size_t size, TaskKind kind,
+                        PendingActivity* activity = nullptr) {
+  Task t{fn, activity, kind, true, {}};
+  if (size > 0) std::memcpy(t.args.bytes, args, size);
+  return t;
+}
+template <class Args>
+Task copied_task(void (*fn)(void*), const Args& args, TaskKind kind, PendingActivity* activity = nullptr) {
+  static_assert(std::is_trivially_copyable_v<Args> && sizeof(Args) <= OR_LAUNCH_ARGS_MAX &&
+                alignof(Args) <= 8, "copied arguments must be small, plain bytes");
+  return copied_task(fn, &args, sizeof(Args), kind, activity);
+}
 // LITERALINCLUDE END: DRIVER_TASK
 
 // ---- activity records (activity.cpp) -----------------------------------------
@@ -140,6 +179,7 @@ struct alignas(64) RingSlot {
   std::atomic<uint64_t> turn;
   Task task;
 };
+static_assert(sizeof(RingSlot) == 64, "a slot is one cache line: turn, then the task");
 }  // namespace openreg
 
 struct orStream_st {

@@ -331,7 +331,7 @@ orError_t orIpcControlRecord(orIpcControl_t control, int device, uint64_t* marke
   for_each_stream(device, [&](orStream_t s) {
     if (is_capturing(s)) return;  // captured work runs only when its graph is replayed
     pending->remaining.fetch_add(1);
-    submit(s, Task{run_arrival, new Arrival{pending}, TaskKind::Host, release<Arrival>});
+    submit(s, boxed_task(run_arrival, new Arrival{pending}, TaskKind::Host, release<Arrival>));
   });
   arrive(*pending);  // drop the recording thread's hold
   *marker = pending->marker;
@@ -343,8 +343,8 @@ orError_t orIpcStreamWaitControl(orStream_t stream, orIpcControl_t control, uint
   if (control == nullptr) return fail(orErrorInvalidValue, "orIpcStreamWaitControl: control is NULL");
   if (control->page->completed.load() >= marker) return ok();  // nothing pending
   orStream_t s = resolve_stream(stream);
-  submit(s, Task{wait_marker, new WaitArgs{control->mapping, static_cast<uint32_t>(marker)}, TaskKind::Host,
-                 release<WaitArgs>});
+  submit(s, boxed_task(wait_marker, new WaitArgs{control->mapping, static_cast<uint32_t>(marker)},
+                       TaskKind::Host, release<WaitArgs>));
   return ok();
 }
 // LITERALINCLUDE END: DRIVER_IPC_RECORD_WAIT

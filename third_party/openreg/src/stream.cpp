@@ -62,11 +62,12 @@ std::vector<DeviceStreams>& device_streams() {
 // LITERALINCLUDE END: DRIVER_DEVICE_STREAMS
 
 // LITERALINCLUDE START: DRIVER_STREAM_WORKER
-void run_task(const Task& task) {
+// `task` is the worker's own copy: a kernel may change its copied arguments.
+void run_task(Task& task) {
   if (unsigned us = stream_delay_us()) std::this_thread::sleep_for(std::chrono::microseconds(us));
   in_kernel = task.kind == TaskKind::Kernel;
   try {
-    task.fn(task.arg);
+    task.fn(task.arguments());
   } catch (...) {
     orKernelFail("a kernel threw an exception");
   }
@@ -115,7 +116,7 @@ void run_worker(orStream_t s) {
     Task task = slot.task;
     slot.turn.store(pos + kRingSlots, std::memory_order_release);  // free for the next lap
     run_task(task);
-    if (task.release != nullptr) task.release(task.arg);
+    task.release_arguments();
     // seq_cst on both sides of this handshake: a waiter announces itself
     // (`waiters`, then `wake_at`) and then reads `completed`; we bump
     // `completed` and then read `waiters` and `wake_at`. A waiter for a
@@ -279,7 +280,7 @@ uint64_t submit(orStream_t s, Task t) {
     do {
       if (s->ring[pos % kRingSlots].turn.load(std::memory_order_acquire) != pos) {
         if (t.activity != nullptr) activity_discard(t.activity);
-        if (t.release != nullptr) t.release(t.arg);
+        t.release_arguments();
         orKernelFail("a task queued more work on its own stream than the stream holds");
         return 0;
       }
@@ -519,7 +520,7 @@ orError_t orStreamWaitEvent(orStream_t stream, orEvent_t event) {
   if (is_capturing(s)) {
     return fail(orErrorNotPermitted, "a capturing stream cannot wait for work outside the capture");
   }
-  submit(s, Task{run_wait, new WaitArgs{target, ticket}, TaskKind::Host, release_args<WaitArgs>});
+  submit(s, copied_task(run_wait, WaitArgs{target, ticket}, TaskKind::Host));
   return ok();
 }
 
@@ -559,7 +560,8 @@ orError_t orEventRecord(orEvent_t event, orStream_t stream) {
   uint64_t generation = ++state->generation;
   state->stamped = false;
   state->stream = s;
-  state->ticket = submit(s, Task{run_marker, new MarkerArgs{state, generation}, TaskKind::Host, release_args<MarkerArgs>});
+  state->ticket = submit(s, boxed_task(run_marker, new MarkerArgs{state, generation}, TaskKind::Host,
+                                       release_args<MarkerArgs>));
   return ok();
 }
 
@@ -617,10 +619,10 @@ orError_t orEventElapsedTime(float* ms, orEvent_t start, orEvent_t end) {
 void run_injected_fault(void* what) { orKernelFail(static_cast<const char*>(what)); }
 bool queue_injected_fault(orStream_t s, orFaultKind kind) {
   if (!fault_due(kind)) return false;
-  submit(s, Task{run_injected_fault,
-                 const_cast<char*>(kind == orFaultCopy ? "injected fault: a copy failed"
-                                                       : "injected fault: a kernel launch failed"),
-                 TaskKind::Kernel});
+  submit(s, boxed_task(run_injected_fault,
+                       const_cast<char*>(kind == orFaultCopy ? "injected fault: a copy failed"
+                                                             : "injected fault: a kernel launch failed"),
+                       TaskKind::Kernel));
   return true;
 }
 // LITERALINCLUDE END: DRIVER_FAULT_QUEUE
@@ -630,7 +632,7 @@ orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
   if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernel: kernel is NULL");
   orStream_t s = resolve_stream(stream);
   if (!queue_injected_fault(s, orFaultLaunch)) {
-    submit(s, Task{kernel, args, TaskKind::Kernel, nullptr, activity_open(s, orActivityKindKernel)});
+    submit(s, boxed_task(kernel, args, TaskKind::Kernel, nullptr, activity_open(s, orActivityKindKernel)));
   }
   return config().launch_blocking ? take_stream_error(s) : ok();
 }
@@ -642,15 +644,33 @@ orError_t orLaunchKernelEx(orStream_t stream, orKernelFn kernel, void* args, orH
   if (queue_injected_fault(s, orFaultLaunch)) {
     if (release != nullptr) release(args);  // the kernel will never run
   } else {
-    submit(s, Task{kernel, args, TaskKind::Kernel, release, activity_open(s, orActivityKindKernel)});
+    submit(s, boxed_task(kernel, args, TaskKind::Kernel, release, activity_open(s, orActivityKindKernel)));
   }
   return config().launch_blocking ? take_stream_error(s) : ok();
 }
 
+// LITERALINCLUDE START: DRIVER_LAUNCH_WITH_ARGS
+orError_t orLaunchKernelWithArgs(orStream_t stream, orKernelFn kernel, const void* args, size_t size) {
+  OR_REFUSE_IN_FORKED_CHILD();
+  if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernelWithArgs: kernel is NULL");
+  if (size > OR_LAUNCH_ARGS_MAX) {
+    return fail(orErrorInvalidValue, "orLaunchKernelWithArgs: " + std::to_string(size) +
+                                         " bytes of arguments, more than OR_LAUNCH_ARGS_MAX (" +
+                                         std::to_string(OR_LAUNCH_ARGS_MAX) + ")");
+  }
+  if (args == nullptr && size > 0) return fail(orErrorInvalidValue, "orLaunchKernelWithArgs: args is NULL");
+  orStream_t s = resolve_stream(stream);
+  if (!queue_injected_fault(s, orFaultLaunch)) {
+    submit(s, copied_task(kernel, args, size, TaskKind::Kernel, activity_open(s, orActivityKindKernel)));
+  }
+  return config().launch_blocking ? take_stream_error(s) : ok();
+}
+// LITERALINCLUDE END: DRIVER_LAUNCH_WITH_ARGS
+
 orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (fn == nullptr) return fail(orErrorInvalidValue, "orLaunchHostFunc: fn is NULL");
-  submit(resolve_stream(stream), Task{fn, user_data, TaskKind::Host});
+  submit(resolve_stream(stream), boxed_task(fn, user_data, TaskKind::Host));
   return ok();
 }
 
@@ -697,9 +717,8 @@ orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind k
   }
   uint64_t ticket = queue_injected_fault(s, orFaultCopy)
                         ? s->submitted.load()
-                        : submit(s, Task{run_copy, new CopyArgs{dst, src, count}, TaskKind::Host,
-                                         release_args<CopyArgs>,
-                                         activity_open(s, orActivityKindMemcpy, count, kind)});
+                        : submit(s, copied_task(run_copy, CopyArgs{dst, src, count}, TaskKind::Host,
+                                                activity_open(s, orActivityKindMemcpy, count, kind)));
   // Pageable host memory may be reused as soon as we return, so the copy is
   // finished before returning; only pinned memory overlaps with the host.
   if (pageable) wait_for(s, ticket);
@@ -725,8 +744,8 @@ orError_t orMemsetAsync(void* dev_ptr, int value, size_t count, orStream_t strea
   if (orError_t err = check_device_range(dev_ptr, count, "memset destination")) return err;
   void* target = kernel_address(dev_ptr);
   orStream_t s = resolve_stream(stream);
-  submit(s, Task{run_set, new SetArgs{target, value, count}, TaskKind::Host, release_args<SetArgs>,
-                 activity_open(s, orActivityKindMemset, count)});
+  submit(s, copied_task(run_set, SetArgs{target, value, count}, TaskKind::Host,
+                        activity_open(s, orActivityKindMemset, count)));
   return ok();
 }
 
@@ -747,7 +766,10 @@ orError_t orMemset(void* dev_ptr, int value, size_t count) {
 namespace {
 // LITERALINCLUDE START: DRIVER_RUN_GRAPH
 void run_graph(void* p) {
-  for (const Task& node : static_cast<orGraph_t>(p)->nodes) run_task(node);
+  for (const Task& node : static_cast<orGraph_t>(p)->nodes) {
+    Task task = node;  // each replay gets its own copy of copied arguments
+    run_task(task);
+  }
 }
 // LITERALINCLUDE END: DRIVER_RUN_GRAPH
 }  // namespace
@@ -780,7 +802,7 @@ orError_t orGraphLaunch(orGraph_t graph, orStream_t stream) {
   orStream_t s = resolve_stream(stream);
   if (orError_t err = refuse_if_capturing(s, "launching a graph")) return err;
   // One task runs every node in order; kernel nodes keep their access to device memory.
-  submit(s, Task{run_graph, graph, TaskKind::Host});
+  submit(s, boxed_task(run_graph, graph, TaskKind::Host));
   return config().launch_blocking ? take_stream_error(s) : ok();
 }
 // LITERALINCLUDE END: DRIVER_GRAPH_CAPTURE
@@ -801,9 +823,7 @@ orError_t orGraphDestroy(orGraph_t graph) {
   if (graph == nullptr) return ok();
   // Launches still queued must finish before the nodes' arguments go away.
   if (orError_t err = synchronize_device(graph->device)) return err;
-  for (const Task& node : graph->nodes) {
-    if (node.release != nullptr) node.release(node.arg);
-  }
+  for (const Task& node : graph->nodes) node.release_arguments();
   delete graph;
   return ok();
 }

@@ -342,6 +342,67 @@ int main() {
     EXPECT_OK(orStreamDestroy(s));
   });
 
+  run("a launch copies its arguments", [] {
+    struct Args {
+      int64_t values[3];
+      int64_t calls;  // the kernel counts in its own copy
+    };
+    static_assert(sizeof(Args) == OR_LAUNCH_ARGS_MAX, "the largest copy the driver takes");
+    static std::vector<int64_t> seen;  // written only by the stream's worker
+    seen.clear();
+    auto record = [](void* p) {
+      EXPECT(reinterpret_cast<uintptr_t>(p) % 8 == 0);
+      auto* a = static_cast<Args*>(p);
+      a->calls++;
+      seen.push_back(a->values[0] + a->values[1] + a->values[2] + 1000 * a->calls);
+    };
+    orStream_t s;
+    EXPECT_OK(orStreamCreate(&s));
+    static std::atomic<bool> released{false};
+    released = false;
+    launch(s, [] { while (!released.load()) std::this_thread::yield(); });  // holds the worker
+    Args args{{1, 2, 3}, 0};
+    EXPECT_OK(orLaunchKernelWithArgs(s, record, &args, sizeof(args)));
+    args.values[0] = 10;  // the caller's buffer is its own again at once
+    EXPECT_OK(orLaunchKernelWithArgs(s, record, &args, sizeof(args)));
+    std::memset(&args, 0xff, sizeof(args));
+    EXPECT_OK(orLaunchKernelWithArgs(s, [](void*) { seen.push_back(-1); }, nullptr, 0));
+    released = true;
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT((seen == std::vector<int64_t>{1006, 1015, -1}));
+
+    // Captured: every replay starts from the arguments as launched.
+    Args captured{{4, 5, 6}, 0};
+    EXPECT_OK(orStreamBeginCapture(s));
+    EXPECT_OK(orLaunchKernelWithArgs(s, record, &captured, sizeof(captured)));
+    orGraph_t graph = nullptr;
+    EXPECT_OK(orStreamEndCapture(s, &graph));
+    seen.clear();
+    for (int i = 0; i < 3; ++i) EXPECT_OK(orGraphLaunch(graph, s));
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT((seen == std::vector<int64_t>{1015, 1015, 1015}));
+    EXPECT_OK(orGraphDestroy(graph));
+
+    // Recorded for a profiler: the record wraps the launch, the kernel still
+    // gets its arguments.
+    seen.clear();
+    EXPECT_OK(orActivityEnable(1));
+    EXPECT_OK(orLaunchKernelWithArgs(s, record, &captured, sizeof(captured)));
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT_OK(orActivityEnable(0));
+    EXPECT((seen == std::vector<int64_t>{1015}));
+
+    // What the driver refuses.
+    unsigned char big[OR_LAUNCH_ARGS_MAX + 1] = {};
+    EXPECT(orLaunchKernelWithArgs(s, record, big, sizeof(big)) == orErrorInvalidValue);
+    EXPECT(std::strstr(orGetLastErrorDetail(), "OR_LAUNCH_ARGS_MAX") != nullptr);
+    EXPECT(orLaunchKernelWithArgs(s, record, nullptr, 8) == orErrorInvalidValue);
+    EXPECT(orLaunchKernelWithArgs(s, nullptr, &captured, sizeof(captured)) == orErrorInvalidValue);
+    EXPECT_OK(orStreamSynchronize(s));
+    EXPECT(seen.size() == 1);
+    EXPECT_OK(orStreamDestroy(s));
+  });
+
   run("launches from several threads run in each thread's order, past the ring's size", [] {
     orStream_t s;
     EXPECT_OK(orStreamCreate(&s));
