@@ -107,6 +107,8 @@ namespace detail {
 void end_kernel_storages();
 void begin_kernel_threads();
 
+// `boxed` is the kernel's body: in memory of its own, or the launch's copy of
+// it when the body is copied at launch (copied_at_launch, below).
 template <class F>
 void run_boxed_kernel(void* boxed) {
   // A kernel computes values; autograd happened on the host. PyTorch runs its
