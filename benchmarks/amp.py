@@ -1,7 +1,8 @@
 """Benchmark: an autocast training step on openreg against the CPU's autocast step.
 
-    python benchmarks/amp.py            # full run (a few minutes)
-    python benchmarks/amp.py --quick    # one short round, to check the harness works
+    python benchmarks/amp.py                      # full run (a few minutes)
+    python benchmarks/amp.py --kernel-threads 2   # the device's kernels get both cores
+    python benchmarks/amp.py --quick              # one short round, to check the harness works
 
 openreg runs the step under torch.autocast("openreg") in bfloat16, and in float16 with
 torch.amp.GradScaler (CUDA's usual recipe). Each is compared with the CPU doing the same
@@ -11,13 +12,20 @@ CPU has bfloat16 instructions but no float16 arithmetic, so openreg's float16 ke
 compute in float32, as CUDA's accumulate) and its float32 step (the arithmetic those kernels
 actually do). Rounds alternate CPU and openreg; each ratio is the median of the per-round
 ratios (openreg / CPU; lower is better). The target for the same-work rows is <= 1.20.
+Each side runs in a process of its own, as in ops.py: the device's kernel threads and the
+CPU side's OpenMP threads in one process would slow each other. openreg's kernels get the
+backend's default of one thread, or `--kernel-threads N` (the host side then takes one).
 """
 
 import argparse
+import os
+import subprocess
+import statistics
+import sys
+import time
 
 import torch
 import torch.nn as nn
-from run import compare
 
 
 def cnn() -> nn.Module:
@@ -54,32 +62,103 @@ def training_step(make, inputs, targets, loss_fn, device, dtype):
 # LITERALINCLUDE END: AMP_BENCHMARK_STEP
 
 
+JOBS = {
+    "CNN": lambda: (cnn, torch.randn(64, 3, 32, 32), torch.randint(0, 10, (64,)),
+                    nn.functional.cross_entropy),
+    "transformer": lambda: (block, torch.randn(16, 64, 256), torch.randn(16, 64, 256),
+                            nn.functional.mse_loss),
+}
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+ROWS = (  # (openreg dtype, CPU dtype, label, target)
+    ("bf16", "bf16", "bf16 / CPU bf16", "<=1.20"),
+    ("fp16", "fp16", "fp16+scaler / CPU fp16+scaler", "<=1.20"),
+    ("fp16", "bf16", "fp16+scaler / CPU bf16", "-"),
+    ("fp16", "fp32", "fp16+scaler / CPU float32", "-"),
+)
+
+
+def serve(device: str, kernel_threads: int) -> None:
+    """A side's process: for each line `job dtype iterations`, the seconds a step takes."""
+    if device == "openreg" and kernel_threads > 1:
+        torch.set_num_threads(1)  # the host thread only launches: the cores go to the kernels
+    if device == "openreg":
+        torch.openreg.set_kernel_threads(kernel_threads)
+    finish = torch.openreg.synchronize if device == "openreg" else (lambda: None)
+    steps = {}
+    for line in sys.stdin:
+        job, dtype, count = line.split()
+        step = steps.get((job, dtype))
+        if step is None:
+            torch.manual_seed(0)
+            make, inputs, targets, loss_fn = JOBS[job]()
+            step = steps[(job, dtype)] = training_step(make, inputs, targets, loss_fn, device,
+                                                       DTYPES[dtype])
+            step()  # warm up caches and allocators
+            finish()
+        start = time.perf_counter()
+        for _ in range(int(count)):
+            step()
+        finish()
+        print((time.perf_counter() - start) / int(count), flush=True)
+
+
+class Side:
+    """One side of the comparison, in a process of its own (`amp.py --serve DEVICE`)."""
+
+    def __init__(self, device: str, kernel_threads: int) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--serve", device,
+             "--kernel-threads", str(kernel_threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def seconds(self, job: str, dtype: str, iterations: int) -> float:
+        assert self.process.stdin and self.process.stdout
+        self.process.stdin.write(f"{job} {dtype} {iterations}\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"a side of the benchmark exited (code {self.process.wait()})")
+        return float(answer)
+
+    def close(self) -> None:
+        if self.process.stdin:
+            self.process.stdin.close()
+        self.process.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
+    parser.add_argument("--kernel-threads", type=int, default=1,
+                        help="threads of the device's kernels (1 to the machine's cores)")
+    parser.add_argument("--serve", choices=("cpu", "openreg"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        serve(args.serve, args.kernel_threads)
+        return
+    if not 1 <= args.kernel_threads <= (os.cpu_count() or 1):
+        parser.error(f"--kernel-threads must be between 1 and the machine's cores "
+                     f"({os.cpu_count()})")
     iterations, rounds = (1, 1) if args.quick else (5, 7)
-    jobs = {
-        "CNN": (cnn, torch.randn(64, 3, 32, 32), torch.randint(0, 10, (64,)),
-                nn.functional.cross_entropy),
-        "transformer": (block, torch.randn(16, 64, 256), torch.randn(16, 64, 256),
-                        nn.functional.mse_loss),
-    }
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
+    print(f"torch {torch.__version__}; CPU side: {torch.get_num_threads()} threads; openreg: "
+          f"kernels on {args.kernel_threads}, host "
+          f"{1 if args.kernel_threads > 1 else torch.get_num_threads()}")
     print(f"{'autocast training step':40} {'cpu':>12} {'openreg':>12} {'ratio':>7} {'target':>9}")
-    rows = (  # (openreg dtype, CPU dtype, label, target)
-        (torch.bfloat16, torch.bfloat16, "bf16 / CPU bf16", "<=1.20"),
-        (torch.float16, torch.float16, "fp16+scaler / CPU fp16+scaler", "<=1.20"),
-        (torch.float16, torch.bfloat16, "fp16+scaler / CPU bf16", "-"),
-        (torch.float16, torch.float32, "fp16+scaler / CPU float32", "-"),
-    )
-    for name, (make, inputs, targets, loss_fn) in jobs.items():
-        for dtype, cpu_dtype, label, target in rows:
-            cpu_step = training_step(make, inputs, targets, loss_fn, "cpu", cpu_dtype)
-            device_step = training_step(make, inputs, targets, loss_fn, "openreg", dtype)
-            cpu, dev, ratio = compare(cpu_step, device_step, iterations, rounds)
-            print(f"{name + ', ' + label:40} {cpu * 1e6:10.2f}us {dev * 1e6:10.2f}us "
-                  f"{ratio:7.2f} {target:>9}")
+    cpu_side, device_side = Side("cpu", 1), Side("openreg", args.kernel_threads)
+    try:
+        for job in JOBS:
+            for dtype, cpu_dtype, label, target in ROWS:
+                cpu, dev = [], []
+                for _ in range(rounds):  # alternating, so both sides see the same machine
+                    cpu.append(cpu_side.seconds(job, cpu_dtype, iterations))
+                    dev.append(device_side.seconds(job, dtype, iterations))
+                ratio = statistics.median(d / c for c, d in zip(cpu, dev))
+                print(f"{job + ', ' + label:40} {statistics.median(cpu) * 1e6:10.2f}us "
+                      f"{statistics.median(dev) * 1e6:10.2f}us {ratio:7.2f} {target:>9}",
+                      flush=True)
+    finally:
+        cpu_side.close()
+        device_side.close()
 
 
 if __name__ == "__main__":

@@ -409,11 +409,17 @@ def test_benchmark_harness_runs():
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "amp.py"), "--quick"],
-                            capture_output=True, text=True, timeout=600, cwd=ROOT / "benchmarks")
+    amp = [sys.executable, str(ROOT / "benchmarks" / "amp.py")]
+    result = subprocess.run(amp + ["--quick", "--kernel-threads", "2"], capture_output=True,
+                            text=True, timeout=600, cwd=ROOT / "benchmarks")
     assert result.returncode == 0, result.stderr
     assert "UserWarning" not in result.stderr, result.stderr  # float32 rows: autocast off
+    assert "openreg: kernels on 2, host 1" in result.stdout.splitlines()[0]
     for model in ("CNN", "transformer"):
         for case in ("bf16 / CPU bf16", "fp16+scaler / CPU fp16+scaler",
                      "fp16+scaler / CPU bf16", "fp16+scaler / CPU float32"):
             assert f"{model}, {case}" in result.stdout, (model, case)
+    refused = subprocess.run(amp + ["--kernel-threads", "0"], capture_output=True, text=True,
+                             timeout=120)
+    assert refused.returncode == 2 and "--kernel-threads must be between 1" in refused.stderr
+
