@@ -79,9 +79,9 @@ ROWS = (  # (openreg dtype, CPU dtype, label, target)
 
 def serve(device: str, kernel_threads: int) -> None:
     """A side's process: for each line `job dtype iterations`, the seconds a step takes."""
-    if device == "openreg" and kernel_threads > 1:
-        torch.set_num_threads(1)  # the host thread only launches: the cores go to the kernels
     if device == "openreg":
+        if kernel_threads > 1:  # the host thread only launches: the cores go to the kernels
+            torch.set_num_threads(1)
         torch.openreg.set_kernel_threads(kernel_threads)
     finish = torch.openreg.synchronize if device == "openreg" else (lambda: None)
     steps = {}

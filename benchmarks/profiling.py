@@ -47,6 +47,7 @@ def strip_hooks(source: str) -> str:
     source = re.sub(r"\n[^\n]*activity_discard[^\n]*", "", source)
     source = re.sub(r"\n[^\n]*activity_wrap\(t\);[^\n]*", "", source)
     source = re.sub(r",\s*activity_open\([^()]*\)", "", source)
+    source = re.sub(r"\n[^\n]*= activity_open\([^()]*\);[^\n]*", "", source)
     if "activity" in source:
         raise SystemExit("stream.cpp has activity hooks this script does not know how to strip")
     return source

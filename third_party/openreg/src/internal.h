@@ -123,8 +123,8 @@ struct Task {
 };
 
 inline Task boxed_task(void (*fn)(void*), void* arg, TaskKind kind,
-                       void (*release)(void*) = nullptr, PendingActivity* activity = nullptr) {
-  Task t{fn, activity, kind, false, {}};
+                       void (*release)(void*) = nullptr) {
+  Task t{fn, nullptr, kind, false, {}};
   t.args.boxed = BoxedArgs{arg, release};
   return t;
 }

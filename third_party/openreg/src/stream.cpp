@@ -627,29 +627,20 @@ bool queue_injected_fault(orStream_t s, orFaultKind kind) {
 }
 // LITERALINCLUDE END: DRIVER_FAULT_QUEUE
 
-orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
-  OR_REFUSE_IN_FORKED_CHILD();
-  if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernel: kernel is NULL");
-  orStream_t s = resolve_stream(stream);
-  if (!queue_injected_fault(s, orFaultLaunch)) {
-    submit(s, boxed_task(kernel, args, TaskKind::Kernel, nullptr, activity_open(s, orActivityKindKernel)));
-  }
-  return config().launch_blocking ? take_stream_error(s) : ok();
-}
-
-orError_t orLaunchKernelEx(orStream_t stream, orKernelFn kernel, void* args, orHostFn release) {
-  OR_REFUSE_IN_FORKED_CHILD();
-  if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernelEx: kernel is NULL");
-  orStream_t s = resolve_stream(stream);
-  if (queue_injected_fault(s, orFaultLaunch)) {
-    if (release != nullptr) release(args);  // the kernel will never run
-  } else {
-    submit(s, boxed_task(kernel, args, TaskKind::Kernel, release, activity_open(s, orActivityKindKernel)));
-  }
-  return config().launch_blocking ? take_stream_error(s) : ok();
-}
-
 // LITERALINCLUDE START: DRIVER_LAUNCH_WITH_ARGS
+// Every kernel launch ends here, its arguments boxed or copied: the task is
+// queued, or an injected launch fault in its place (the task's arguments are
+// then released: it will never run).
+static orError_t queue_kernel(orStream_t s, Task t) {
+  if (queue_injected_fault(s, orFaultLaunch)) {
+    t.release_arguments();
+  } else {
+    t.activity = activity_open(s, orActivityKindKernel);
+    submit(s, t);
+  }
+  return config().launch_blocking ? take_stream_error(s) : ok();
+}
+
 orError_t orLaunchKernelWithArgs(orStream_t stream, orKernelFn kernel, const void* args, size_t size) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernelWithArgs: kernel is NULL");
@@ -659,13 +650,21 @@ orError_t orLaunchKernelWithArgs(orStream_t stream, orKernelFn kernel, const voi
                                          std::to_string(OR_LAUNCH_ARGS_MAX) + ")");
   }
   if (args == nullptr && size > 0) return fail(orErrorInvalidValue, "orLaunchKernelWithArgs: args is NULL");
-  orStream_t s = resolve_stream(stream);
-  if (!queue_injected_fault(s, orFaultLaunch)) {
-    submit(s, copied_task(kernel, args, size, TaskKind::Kernel, activity_open(s, orActivityKindKernel)));
-  }
-  return config().launch_blocking ? take_stream_error(s) : ok();
+  return queue_kernel(resolve_stream(stream), copied_task(kernel, args, size, TaskKind::Kernel));
 }
 // LITERALINCLUDE END: DRIVER_LAUNCH_WITH_ARGS
+
+orError_t orLaunchKernel(orStream_t stream, orKernelFn kernel, void* args) {
+  OR_REFUSE_IN_FORKED_CHILD();
+  if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernel: kernel is NULL");
+  return queue_kernel(resolve_stream(stream), boxed_task(kernel, args, TaskKind::Kernel));
+}
+
+orError_t orLaunchKernelEx(orStream_t stream, orKernelFn kernel, void* args, orHostFn release) {
+  OR_REFUSE_IN_FORKED_CHILD();
+  if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernelEx: kernel is NULL");
+  return queue_kernel(resolve_stream(stream), boxed_task(kernel, args, TaskKind::Kernel, release));
+}
 
 orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data) {
   OR_REFUSE_IN_FORKED_CHILD();
