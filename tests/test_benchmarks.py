@@ -80,3 +80,25 @@ def test_phases_splits_windows_by_the_launchs_cost():
     assert int(total) == windows and 0 <= int(slow) < windows, lines[6]
     assert lines[7].startswith("fast: ") and "openreg/cpu" in lines[7], result.stdout
     assert len(lines) == (9 if int(slow) else 8), result.stdout
+
+
+def test_handoff_reports_four_quarters_by_round_trip():
+    binary = ROOT / "build" / "cmake" / "bin" / "openreg_handoff"
+    assert binary.exists(), f"build the project first: {binary} is missing"
+    result = subprocess.run([str(binary), "--seconds", "1"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 5 and "windows in" in lines[0], result.stdout
+    trips = []
+    for q, line in enumerate(lines[1:], start=1):
+        assert line.startswith(f"quarter {q}: round trip "), line
+        trip = float(line.split("round trip ")[1].split()[0])
+        alone = float(line.split("work alone ")[1].split()[0])
+        handed = float(line.split("handed over ")[1].split()[0])
+        assert trip > 0 and alone > 0 and handed > 0, line
+        trips.append(trip)
+    assert trips == sorted(trips), result.stdout  # quarters in order of their round trips
+    for bad in (["--seconds", "0"], ["--bogus"]):
+        refused = subprocess.run([str(binary), *bad], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and refused.stderr, bad
