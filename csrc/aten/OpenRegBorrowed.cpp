@@ -51,11 +51,11 @@ constexpr const char* kBorrowed[] = {
     "clamp_min_", "clamp_min.out", "clamp_max", "clamp_max_", "clamp_max.out", "lerp.Scalar",
     "lerp.Scalar_out", "addcmul", "addcmul.out", "addcdiv", "addcdiv.out",
     // reductions, scans, sorting
-    "sum.IntList_out", "mean.out", "amax", "amax.out", "amin", "amin.out", "max.dim",
+    "sum.IntList_out", "mean.out", "amax.out", "amin.out", "max.dim",
     "max.dim_max", "min.dim", "min.dim_min", "max", "min", "argmax.out", "argmin.out", "prod",
     "prod.dim_int", "prod.int_out", "var.correction", "var.correction_out", "std.correction",
     "std.correction_out", "var_mean.correction", "std_mean.correction", "linalg_vector_norm.out",
-    "linalg_lu_solve", "all.dim", "all.all_out", "any.dim", "any.all_out", "cumsum",
+    "linalg_lu_solve", "all.dim", "all.all_out", "any.dim", "any.all_out",
     "cumsum.out", "cumprod", "cumprod.out", "sort.stable", "sort.values_stable", "topk",
     "topk.values", "logsumexp", "logsumexp.out",
     // outputs whose shapes depend on the data: run, waited for (see run_and_wait)

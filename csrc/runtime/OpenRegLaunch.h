@@ -100,6 +100,23 @@ void kernel_parallel_for(int64_t begin, int64_t end, int64_t grain, const F& bod
 }
 // LITERALINCLUDE END: LAUNCH_KERNEL_THREADS
 
+// LITERALINCLUDE START: LAUNCH_VECTOR_CLONES
+// The backend is compiled for the baseline of its architecture: on x86-64,
+// SSE2, four floats an instruction. PyTorch compiles its CPU kernels once per
+// instruction set and picks AVX2 or AVX-512 when it starts. A hand-written
+// loop over many elements marked OPENREG_VECTOR_CLONES is compiled for both
+// and for the baseline, and the dynamic loader binds each call to the best
+// clone the machine runs (an ifunc, resolved once). The clones leave out FMA
+// (avx512f and avx2 do not enable it), so a clone computes the same bits as
+// the baseline: only the vector width changes. Elsewhere (other compilers,
+// other architectures) the mark is empty and the loop keeps one version.
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define OPENREG_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OPENREG_VECTOR_CLONES
+#endif
+// LITERALINCLUDE END: LAUNCH_VECTOR_CLONES
+
 namespace detail {
 // LITERALINCLUDE START: LAUNCH_RUN_BOXED_KERNEL
 // Forgets the CPU storages that the kernel's KernelTensors made, and starts a

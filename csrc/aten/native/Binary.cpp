@@ -31,8 +31,9 @@ enum class BinaryOp { Add, Sub, Mul, Div };
 // addresses inside the kernel. Used for small contiguous operands of one
 // dtype, where wrapping tensors for PyTorch's CPU loops costs more than the
 // arithmetic. One loop per operator and operand kind, so the compiler
-// vectorizes each; `ivdep` tells it that the output overlaps an input only
-// exactly (in place), never in part: the host refused partial overlaps.
+// vectorizes each, at the machine's vector width (OPENREG_VECTOR_CLONES);
+// `ivdep` tells it that the output overlaps an input only exactly (in place),
+// never in part: the host refused partial overlaps.
 template <typename T>
 struct RawBinaryKernel {
   BinaryOp op;
@@ -44,7 +45,7 @@ struct RawBinaryKernel {
   int64_t n;
 
   template <class F>
-  static void each(T* o, const T* x, const T* y, T scalar, int64_t n, F f) {
+  OPENREG_VECTOR_CLONES static void each(T* o, const T* x, const T* y, T scalar, int64_t n, F f) {
     if (y != nullptr) {
 #pragma GCC ivdep
       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);

@@ -1,9 +1,10 @@
-// Reduce.cpp: sum, mean, vector_norm, argmax and argmin, with a short host path for small
-// tensors; mse_loss's mean and sum in one pass; all and any of a boolean tensor.
+// Reduce.cpp: sum, mean, vector_norm, argmax, argmin, amax, amin and cumsum, with a short
+// host path for contiguous float tensors; mse_loss's mean and sum in one pass; all and any of a
+// boolean tensor.
 //
 // torch.sum(x) of 1,024 floats is a 1-2 us job on the CPU; through the
 // borrowed path (the host plans the call and captures its arguments) it cost
-// 3x that, and x.sum(-1) of a 16 x 64 matrix 2.8x. For small contiguous float
+// 3x that, and x.sum(-1) of a 16 x 64 matrix 2.8x. For contiguous float
 // tensors reduced over every dimension or the last one, the host allocates
 // the result and queues PyTorch's own CPU reduction on it: the CPU's bits (a
 // hand-written loop that summed in double was more exact than the CPU's
@@ -13,9 +14,12 @@
 #include <ATen/Dispatch.h>
 #include <ATen/core/Reduction.h>
 #include <ATen/ops/all_ops.h>
+#include <ATen/ops/amax_ops.h>
+#include <ATen/ops/amin_ops.h>
 #include <ATen/ops/any_ops.h>
 #include <ATen/ops/argmax_ops.h>
 #include <ATen/ops/argmin_ops.h>
+#include <ATen/ops/cumsum_ops.h>
 #include <ATen/ops/linalg_vector_norm_ops.h>
 #include <ATen/ops/mean_ops.h>
 #include <ATen/ops/mse_loss_ops.h>
@@ -40,25 +44,24 @@ namespace {
 // LITERALINCLUDE START: REDUCE_RAW_SUM
 using c10::openreg::KernelTensor;
 
-constexpr int64_t kShortPathMaxNumel = 32768;  // beyond this, the borrowed path's cost is noise
-
-// Whether the short path takes this input at all: a small contiguous float or
-// double tensor that still fits its storage (a shrunk one: PyTorch's error).
-bool small_float(const at::Tensor& self) {
+// Whether the short path takes this input at all: a non-empty contiguous float
+// or double tensor that still fits its storage (a shrunk one: PyTorch's error).
+// Any size: at 1 M floats the borrowed path's boxed call still cost 3-5 % of
+// the CPU's time for a sum or a mean.
+bool plain_float(const at::Tensor& self) {
   c10::openreg::check_storage_fits(self);
   c10::ScalarType t = self.scalar_type();
-  return self.is_contiguous() && self.numel() > 0 && self.numel() <= kShortPathMaxNumel &&
-         (t == at::kFloat || t == at::kDouble);
+  return self.is_contiguous() && self.numel() > 0 && (t == at::kFloat || t == at::kDouble);
 }
 
 // The result's shape when the short path takes the reduction: over the last
-// dimension, or over all of them, of a small_float tensor, in its own dtype.
+// dimension, or over all of them, of a plain_float tensor, in its own dtype.
 // Otherwise (other dimensions, an out-of-range one, other dtypes, strided or
 // large inputs) nullopt: borrowed.
 std::optional<at::DimVector> short_path_shape(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                               bool keepdim, std::optional<c10::ScalarType> dtype) {
   const int64_t ndim = self.dim();
-  if (!small_float(self) || (dtype.has_value() && *dtype != self.scalar_type())) {
+  if (!plain_float(self) || (dtype.has_value() && *dtype != self.scalar_type())) {
     return std::nullopt;
   }
   bool all = !dim.has_value() || dim->empty() || (ndim == 0 && dim->size() == 1 &&
@@ -173,7 +176,7 @@ struct ArgReduceCall {
 
 template <class Op, class OpOut>
 at::Tensor arg_reduce(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  if (!small_float(self)) return call_borrowed<Op>({self, dim, keepdim}).back().toTensor();
+  if (!plain_float(self)) return call_borrowed<Op>({self, dim, keepdim}).back().toTensor();
   const int64_t ndim = self.dim();
   at::DimVector shape;
   if (!dim.has_value()) {
@@ -193,13 +196,77 @@ at::Tensor arg_reduce(const at::Tensor& self, std::optional<int64_t> dim, bool k
 }
 // LITERALINCLUDE END: REDUCE_ARG
 
+// LITERALINCLUDE START: REDUCE_EXTREMUM
+// amax and amin (attention's softmax keeps a row maximum; clipping and
+// quantization ranges): the short path of sum and mean, for a list of
+// dimensions that is not optional (empty means every dimension). Borrowed,
+// x.amax(1) of a 16 x 64 matrix cost the device's thread about 3 us a call,
+// 1.3-1.5x the CPU's whole call: the boxed call of the CPU kernel and the
+// captured arguments took as long as the reduction.
+template <class OpOut>
+struct ExtremumCall {
+  KernelTensor out;
+  KernelTensor self;
+  c10::SmallVector<int64_t, 2> dim;
+  bool keepdim;
+
+  void operator()() const {
+    at::Tensor result = out.cpu();
+    OpOut::redispatch(c10::DispatchKeySet(c10::DispatchKey::CPU), self.cpu(), dim, keepdim, result);
+  }
+};
+
+template <class Op, class OpOut>
+at::Tensor extremum(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  std::optional<at::DimVector> shape = short_path_shape(self, dim, keepdim, std::nullopt);
+  if (!shape.has_value()) return call_borrowed<Op>({self, dim.vec(), keepdim}).back().toTensor();
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_openreg(*shape, self.scalar_type(), self.device());
+  c10::openreg::launch_new_kernel<ExtremumCall<OpOut>>(
+      KernelTensor(out), KernelTensor(self), c10::SmallVector<int64_t, 2>(dim.begin(), dim.end()),
+      keepdim);
+  return out;
+}
+// LITERALINCLUDE END: REDUCE_EXTREMUM
+
+// LITERALINCLUDE START: REDUCE_CUMSUM
+// cumsum (positions, running totals, the end of a sampler's cumulative
+// probabilities): the result has the input's shape, and any dimension goes.
+// c10::maybe_wrap_dim raises PyTorch's IndexError for one out of range before
+// anything is queued. Borrowed, x.cumsum(0) of 1,024 floats was 0.9-1.5x the
+// CPU's time, set by the device's side of the call.
+struct CumsumCall {
+  KernelTensor out;
+  KernelTensor self;
+  int64_t dim;
+
+  void operator()() const {
+    at::Tensor result = out.cpu();
+    at::_ops::cumsum_out::redispatch(c10::DispatchKeySet(c10::DispatchKey::CPU), self.cpu(), dim,
+                                     std::nullopt, result);
+  }
+};
+
+at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  if (!plain_float(self) || (dtype.has_value() && *dtype != self.scalar_type())) {
+    return call_borrowed<at::_ops::cumsum>({self, dim, dtype}).back().toTensor();
+  }
+  const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = empty_openreg(self.sizes(), self.scalar_type(), self.device());
+  c10::openreg::launch_new_kernel<CumsumCall>(KernelTensor(out), KernelTensor(self), d);
+  return out;
+}
+// LITERALINCLUDE END: REDUCE_CUMSUM
+
 // LITERALINCLUDE START: REDUCE_SQUARED_ERROR_KERNEL
 // F.mse_loss(x, y) with a mean or a sum, in one pass over x and y. PyTorch's
 // CPU kernel first writes every (x - y)^2 to a temporary as large as x, then
 // reduces it: for 1 M floats, 4 MiB written and read again at every call.
 // Here kLanes independent partial sums each add kRounds squares in the
-// input's type (a loop the compiler turns into vector instructions: lanes
-// never mix, so no sum is reordered), then go into a double; blocks of
+// input's type (a loop the compiler turns into vector instructions of the
+// machine's width, OPENREG_VECTOR_CLONES: lanes never mix, so no sum is
+// reordered, whatever the width), then go into a double; blocks of
 // kBlock elements are the parallel loop's unit, and their sums are added in
 // block order, so the result is the same whatever the number of kernel
 // threads. Not the CPU's bits (its reduction adds in another order): a
@@ -217,7 +284,7 @@ struct SquaredErrorKernel {
   static constexpr int kLanes = 16;
   static constexpr int kRounds = 16;  // a lane adds this many squares before they go to double
 
-  static double block_sum(const scalar_t* x, const scalar_t* y, int64_t n) {
+  OPENREG_VECTOR_CLONES static double block_sum(const scalar_t* x, const scalar_t* y, int64_t n) {
     double total = 0;
     for (int64_t i = 0; i < n;) {
       // A group: kLanes partial sums of kRounds squares each, then into `total`.
@@ -291,7 +358,7 @@ at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t re
 // torch.all(mask) and torch.any(mask) of a contiguous bool tensor, the end of
 // `(x > 0).all()` and of many input checks. A bool is one byte, 0 or 1, so
 // `all` is the AND of the bytes and `any` their OR: loops the compiler
-// vectorizes, in chunks of kChunk bytes that the kernel threads share.
+// vectorizes (OPENREG_VECTOR_CLONES), in chunks of kChunk bytes that the kernel threads share.
 // Borrowed, the host's side of the call cost more than the CPU's whole
 // reduction of 1,024 elements. Other dtypes and reductions over dimensions
 // are PyTorch's kernels, borrowed.
@@ -309,20 +376,23 @@ struct AllAnyKernel {
     c10::SmallVector<unsigned char, 64> parts(chunks);
     c10::openreg::kernel_parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
       for (int64_t c = first; c < last; ++c) {
-        const unsigned char* p = bytes + c * kChunk;
-        const int64_t count = std::min(kChunk, n - c * kChunk);
-        unsigned char acc = all ? 1 : 0;
-        if (all) {
-          for (int64_t i = 0; i < count; ++i) acc &= p[i];
-        } else {
-          for (int64_t i = 0; i < count; ++i) acc |= p[i];
-        }
-        parts[c] = acc;
+        parts[c] = fold(bytes + c * kChunk, std::min(kChunk, n - c * kChunk), all);
       }
     });
     bool result = all;  // all() of nothing is true, any() of nothing false
     for (unsigned char part : parts) result = all ? (result && part) : (result || part);
     *c10::openreg::kernel_pointer(out) = result;
+  }
+
+  // The AND (all) or OR (any) of `count` bytes.
+  OPENREG_VECTOR_CLONES static unsigned char fold(const unsigned char* p, int64_t count, bool all) {
+    unsigned char acc = all ? 1 : 0;
+    if (all) {
+      for (int64_t i = 0; i < count; ++i) acc &= p[i];
+    } else {
+      for (int64_t i = 0; i < count; ++i) acc |= p[i];
+    }
+    return acc;
   }
 };
 
@@ -350,6 +420,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_vector_norm", TORCH_FN(linalg_vector_norm));
   m.impl("argmax", TORCH_FN((arg_reduce<at::_ops::argmax, at::_ops::argmax_out>)));
   m.impl("argmin", TORCH_FN((arg_reduce<at::_ops::argmin, at::_ops::argmin_out>)));
+  m.impl("amax", TORCH_FN((extremum<at::_ops::amax, at::_ops::amax_out>)));
+  m.impl("amin", TORCH_FN((extremum<at::_ops::amin, at::_ops::amin_out>)));
+  m.impl("cumsum", TORCH_FN(cumsum));
   m.impl("mse_loss", TORCH_FN(mse_loss));
   m.impl("all", TORCH_FN((all_any<at::_ops::all, true>)));
   m.impl("any", TORCH_FN((all_any<at::_ops::any, false>)));
