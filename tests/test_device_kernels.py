@@ -94,7 +94,7 @@ def test_relu_and_relu_inplace_match_cpu(dtype, n):
 
 
 @pytest.mark.parametrize("reduce", [torch.sum, torch.mean], ids=["sum", "mean"])
-@pytest.mark.parametrize("n", [1, 7, 1000, 40000])  # the short path up to 32768 elements
+@pytest.mark.parametrize("n", [1, 7, 1000, 40000])  # 40000: on the kernel threads
 def test_full_sum_and_mean_match_cpu(reduce, n):
     for dtype in (torch.float32, torch.float64):
         x = torch.randn(n, dtype=dtype)
@@ -118,7 +118,7 @@ ROW_REDUCTIONS = [  # shape, keyword arguments: the short path's cases and the b
     ((16, 64), dict(dim=1)), ((16, 64), dict(dim=-1, keepdim=True)), ((4, 5, 6), dict(dim=(-1,))),
     ((7,), dict(dim=0)), ((), dict(dim=0)), ((3, 4), dict(dim=[])), ((3, 4), dict(dim=[], keepdim=True)),
     ((16, 64), dict(dim=0)), ((4, 5, 6), dict(dim=(0, 2))), ((0, 4), dict(dim=1)), ((4, 0), dict(dim=1)),
-    ((300, 300), dict(dim=1)),  # above the short path's limit
+    ((300, 300), dict(dim=1)),  # large enough for the kernel threads
 ]
 
 
@@ -178,6 +178,56 @@ def test_argmax_and_argmin_match_cpu(op, dtype):
         getattr(x.to("openreg"), op)(dim=2)
     with pytest.raises(IndexError, match="numel"):  # as on the CPU
         getattr(torch.empty(0, device="openreg"), op)()
+
+
+EXTREMA = {"amax": lambda x, **kw: x.amax(**kw), "amin": lambda x, **kw: x.amin(**kw)}
+
+
+@pytest.mark.parametrize("op", EXTREMA)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16])
+def test_amax_and_amin_match_cpu(op, dtype):
+    """amax and amin: the last or every dimension of contiguous float tensors on the short
+    path (NaNs and infinities included), the rest borrowed; the CPU's values, shapes, errors."""
+    torch.manual_seed(0)
+    fn = EXTREMA[op]
+    x = special((16, 64), torch.float32).to(dtype)
+    for shape, kwargs in ROW_REDUCTIONS:
+        t = (torch.randn(shape) * 10).to(dtype) if shape != (16, 64) else x
+        kwargs = {k: list(v) if isinstance(v, tuple) else v for k, v in kwargs.items()}
+        try:
+            expected = fn(t, **kwargs)
+        except (RuntimeError, IndexError) as error:  # an empty dimension to reduce
+            with pytest.raises(type(error), match=re.escape(str(error).split(".")[0])):
+                fn(t.to("openreg"), **kwargs)
+            continue
+        got = fn(t.to("openreg"), **kwargs).cpu()
+        assert got.shape == expected.shape and got.dtype == expected.dtype, (shape, kwargs)
+        assert torch.equal(got.isnan(), expected.isnan()), (shape, kwargs)
+        assert torch.equal(got.nan_to_num(), expected.nan_to_num()), (shape, kwargs)
+    assert torch.equal(fn(x.to("openreg")).cpu().isnan(), fn(x).isnan())  # every dimension
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        fn(x.to("openreg"), dim=5)
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+        fn(torch.empty(0, device="openreg"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16])
+def test_cumsum_matches_cpu(dtype):
+    """cumsum of contiguous float tensors on the short path along any dimension, the rest
+    (integers, other dtypes, strided inputs) borrowed: the CPU's bits, dtypes and errors."""
+    torch.manual_seed(0)
+    for shape in [(), (1,), (1024,), (16, 64), (3, 4, 5), (40000,), (0, 3)]:
+        t = (torch.randn(shape) * 10).to(dtype)
+        for dim in range(-max(t.dim(), 1), max(t.dim(), 1)):
+            with cpu_threads_of_kernels():
+                expected = t.cumsum(dim)
+            got = t.to("openreg").cumsum(dim).cpu()
+            assert got.dtype == expected.dtype and torch.equal(got, expected), (shape, dim)
+    x = torch.randn(16, 64).to(dtype)
+    assert torch.equal(x.to("openreg").t().cumsum(1).cpu(), x.t().cumsum(1))  # strided
+    assert x.to("openreg").cumsum(0, dtype=torch.float64).dtype == torch.float64
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.to("openreg").cumsum(2)
 
 
 def test_inplace_checks_happen_before_launch():
