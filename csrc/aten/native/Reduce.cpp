@@ -159,13 +159,16 @@ at::Tensor linalg_vector_norm(const at::Tensor& self, const c10::Scalar& ord,
 
 // LITERALINCLUDE START: REDUCE_ARG
 // argmax and argmin (a classifier's predictions): the same idea, with an
-// int64 result and one optional dimension, any of them. `OpOut` is the
-// out= overload's descriptor (at::_ops::argmax_out).
-template <class OpOut>
-struct ArgReduceCall {
+// int64 result and one optional dimension, any of them. The kernel serves
+// every reduction whose out= overload reads (self, dim, keepdim, out): `OpOut`
+// is that overload's descriptor (at::_ops::argmax_out), `Dim` the type the
+// kernel keeps its dimension in (a copy: the caller's list may be gone when
+// the kernel runs).
+template <class OpOut, class Dim>
+struct DimReduceCall {
   KernelTensor out;
   KernelTensor self;
-  std::optional<int64_t> dim;
+  Dim dim;
   bool keepdim;
 
   void operator()() const {
@@ -190,8 +193,8 @@ at::Tensor arg_reduce(const at::Tensor& self, std::optional<int64_t> dim, bool k
   }
   c10::DeviceGuard guard(self.device());
   at::Tensor out = empty_openreg(shape, at::kLong, self.device());
-  c10::openreg::launch_new_kernel<ArgReduceCall<OpOut>>(KernelTensor(out), KernelTensor(self), dim,
-                                                        keepdim);
+  c10::openreg::launch_new_kernel<DimReduceCall<OpOut, std::optional<int64_t>>>(
+      KernelTensor(out), KernelTensor(self), dim, keepdim);
   return out;
 }
 // LITERALINCLUDE END: REDUCE_ARG
@@ -202,19 +205,8 @@ at::Tensor arg_reduce(const at::Tensor& self, std::optional<int64_t> dim, bool k
 // dimensions that is not optional (empty means every dimension). Borrowed,
 // x.amax(1) of a 16 x 64 matrix cost the device's thread about 3 us a call,
 // 1.3-1.5x the CPU's whole call: the boxed call of the CPU kernel and the
-// captured arguments took as long as the reduction.
-template <class OpOut>
-struct ExtremumCall {
-  KernelTensor out;
-  KernelTensor self;
-  c10::SmallVector<int64_t, 2> dim;
-  bool keepdim;
-
-  void operator()() const {
-    at::Tensor result = out.cpu();
-    OpOut::redispatch(c10::DispatchKeySet(c10::DispatchKey::CPU), self.cpu(), dim, keepdim, result);
-  }
-};
+// captured arguments took as long as the reduction. The kernel is argmax's
+// (REDUCE_ARG), keeping the list of dimensions in a small vector.
 
 template <class Op, class OpOut>
 at::Tensor extremum(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
@@ -222,7 +214,7 @@ at::Tensor extremum(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   if (!shape.has_value()) return call_borrowed<Op>({self, dim.vec(), keepdim}).back().toTensor();
   c10::DeviceGuard guard(self.device());
   at::Tensor out = empty_openreg(*shape, self.scalar_type(), self.device());
-  c10::openreg::launch_new_kernel<ExtremumCall<OpOut>>(
+  c10::openreg::launch_new_kernel<DimReduceCall<OpOut, c10::SmallVector<int64_t, 2>>>(
       KernelTensor(out), KernelTensor(self), c10::SmallVector<int64_t, 2>(dim.begin(), dim.end()),
       keepdim);
   return out;
