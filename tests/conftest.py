@@ -10,24 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# torch 2.13 stashes a Python object in every backward's graph task; an autograd device thread
-# that drops one while the interpreter finalizes aborts the process at exit with exactly this
-# message (docs/troubleshooting.md). It happens after the program's work is done and its output
-# written, in about 3 of 20 runs that did a backward; a run that ends so is run again, up to
-# three more times (two aborts in a row did happen in CI: with ~20 such programs per run, one
-# retry left a CI run failing a few percent of the time). Any other failure is reported.
-UPSTREAM_EXIT_ABORT = "terminate called without an active exception"
-EXIT_ABORT_ATTEMPTS = 4
-
-
 def _run(args: list[str], env: dict | None, timeout: int) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, **(env or {})}
-    for _ in range(EXIT_ABORT_ATTEMPTS):
-        result = subprocess.run(args, capture_output=True, text=True, env=full_env,
-                                timeout=timeout, cwd=ROOT)
-        if not (result.returncode == -6 and result.stderr.strip().endswith(UPSTREAM_EXIT_ABORT)):
-            break
-    return result
+    # Run once: an abort at exit is a failure (docs/lifecycle.md, "Exit").
+    return subprocess.run(args, capture_output=True, text=True, env={**os.environ, **(env or {})},
+                          timeout=timeout, cwd=ROOT)
 
 
 def run_python(code: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:

@@ -30,12 +30,8 @@ class RunExample(SphinxDirective):
         for pair in (self.options.get("env") or "").split():
             key, _, value = pair.partition("=")
             env[key] = value
-        for _ in range(4):  # again only for torch 2.13's exit abort (tests/conftest.py)
-            result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                                    env=env, cwd=script.parent.parent, timeout=300)
-            if not (result.returncode == -6 and result.stderr.strip().endswith(
-                    "terminate called without an active exception")):
-                break
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                                env=env, cwd=script.parent.parent, timeout=300)
         if result.returncode != 0:
             raise self.error(f"{script.name} exited with {result.returncode}:\n{result.stderr}")
         text = result.stdout + result.stderr

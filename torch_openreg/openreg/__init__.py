@@ -1,5 +1,6 @@
 """torch.openreg: the device module of the openreg backend (the counterpart of torch.cuda)."""
 
+import atexit
 import os
 import threading
 from typing import Any, Union
@@ -153,6 +154,20 @@ def _after_fork_in_child() -> None:
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 # LITERALINCLUDE END: DEVICE_MODULE_LAZY_INIT
+
+
+# LITERALINCLUDE START: DEVICE_MODULE_EXIT
+def _settle_at_exit() -> None:
+    """Before the interpreter finalizes: no autograd device thread may still hold
+    tensors with Python objects (csrc/runtime/OpenRegExit.cpp says why)."""
+    if _initialized and not _in_bad_fork:
+        _C._settle_autograd_threads()
+
+
+# atexit runs its functions before the interpreter starts to finalize, while
+# other threads can still take the GIL.
+atexit.register(_settle_at_exit)
+# LITERALINCLUDE END: DEVICE_MODULE_EXIT
 
 
 # LITERALINCLUDE START: DEVICE_MODULE_BASICS

@@ -4,6 +4,7 @@
 
 #include <torch/csrc/Generator.h>
 
+#include <runtime/OpenRegExit.h>
 #include <runtime/OpenRegFunctions.h>
 #include <runtime/OpenRegGenerator.h>
 #include <runtime/OpenRegHooks.h>
@@ -44,6 +45,12 @@ void bind_device(py::module_& m) {
           py::gil_scoped_release no_gil;
           c10::openreg::synchronize_device(static_cast<c10::DeviceIndex>(device));
         }));
+  // At interpreter exit (torch.openreg registers it with atexit): the wait for
+  // autograd's device threads must not hold the GIL they may need.
+  m.def("_settle_autograd_threads", [] {
+    py::gil_scoped_release no_gil;
+    c10::openreg::settle_autograd_threads();
+  });
   m.def("_set_kernel_threads", translating<int>([](int n) { c10::openreg::set_kernel_threads(n); }));
   m.def("_get_kernel_threads", [] { return c10::openreg::kernel_threads(); });
   m.def("_get_device_properties", translating<int>([](int device) { return device_properties(device); }));
