@@ -47,24 +47,33 @@ def pace(fn, calls: int, rounds: int) -> tuple[float, float]:
 # LITERALINCLUDE END: PACE_MEASURE
 
 
+def add_kernel_threads_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kernel-threads", type=int, default=None,
+                        help="threads of openreg's kernels (default: the backend's, 1); "
+                             "above 1, the host thread gets 1")
+
+
+def use_kernel_threads(threads: int | None) -> None:
+    """Gives openreg's kernels `threads` threads (None: the default); above 1, the host keeps 1."""
+    if threads and threads > 1:
+        torch.set_num_threads(1)
+    if threads:
+        torch.openreg.set_kernel_threads(threads)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=sorted(SIZES), default="1K")
     parser.add_argument("-k", dest="contains", default="", help="only operators containing this")
     parser.add_argument("--calls", type=int, default=400, help="calls a round (default 400)")
     parser.add_argument("--rounds", type=int, default=15, help="rounds (default 15)")
-    parser.add_argument("--kernel-threads", type=int, default=None,
-                        help="threads of openreg's kernels (default: the backend's, 1); "
-                             "above 1, the host thread gets 1")
+    add_kernel_threads_option(parser)
     args = parser.parse_args(argv)
     if args.calls < 1:
         parser.error("--calls must be positive")
     if args.rounds < 1:
         parser.error("--rounds must be positive")
-    if args.kernel_threads and args.kernel_threads > 1:
-        torch.set_num_threads(1)
-    if args.kernel_threads:
-        torch.openreg.set_kernel_threads(args.kernel_threads)
+    use_kernel_threads(args.kernel_threads)
     names = [name for name in OPS if args.contains in name]
     print(f"torch {torch.__version__}; openreg kernels on {torch.openreg.get_kernel_threads()} "
           f"threads, host {torch.get_num_threads()}; {args.size}, {args.calls} calls a round")

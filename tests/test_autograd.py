@@ -1,5 +1,7 @@
 """Gradients on openreg: gradcheck in float64, and agreement with the CPU's gradients."""
 
+import threading
+
 import pytest
 import torch
 
@@ -53,6 +55,23 @@ def test_backward_kernels_run_on_the_device():
     assert torch.openreg.fallback_counts() == {}
     for op in ("aten::gelu_backward", "aten::tanh_backward", "aten::threshold_backward"):
         assert torch._C._dispatch_has_kernel_for_dispatch_key(op, "PrivateUse1")
+
+
+def test_backward_runs_on_autograds_device_thread_unless_told_otherwise():
+    # The chapter's "Where a backward pass runs": a hook on an openreg leaf runs on the thread
+    # that computes the pass; the gradients are the same either way.
+    x = torch.randn(1, 2, 6, 6, device="openreg", requires_grad=True)
+    w = torch.randn(3, 2, 3, 3, device="openreg", requires_grad=True)
+    threads = []
+    x.register_hook(lambda g: threads.append(threading.get_native_id()))
+    y = F.conv2d(x, w, padding=1)
+    default = torch.autograd.grad(y.sum(), (x, w), retain_graph=True)
+    with torch.autograd.set_multithreading_enabled(False):
+        on_caller = torch.autograd.grad(y.sum(), (x, w))
+    assert threads[0] != threading.get_native_id()  # autograd's thread for openreg:0
+    assert threads[1] == threading.get_native_id()  # the calling thread
+    for a, b in zip(default, on_caller):
+        assert torch.equal(a.cpu(), b.cpu())
 
 
 def test_autograd_example():

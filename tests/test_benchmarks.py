@@ -63,6 +63,18 @@ def test_pace_names_the_side_that_sets_the_pace():
     assert len(rows) == 1 and rows[0].split()[-1] in ("host", "device"), result.stdout
 
 
+def test_autograd_thread_times_the_three_ways():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "autograd_thread.py"),
+                             "--calls", "5", "--rounds", "2", "--gap-ms", "0"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = {line[:16].strip(): line[16:].split() for line in result.stdout.splitlines()[2:5]}
+    assert sorted(rows) == ["caller thread", "engine thread", "kernel only"], result.stdout
+    assert all(len(v) == 3 and all(t.endswith("us") and float(t[:-2]) > 0 for t in v)
+               for v in rows.values()), result.stdout
+    assert "the hand-over to autograd's thread and back: " in result.stdout
+
+
 def test_phases_splits_windows_by_the_launchs_cost():
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "phases.py"),
                              "--seconds", "1", "--calls", "500"],
