@@ -36,8 +36,9 @@ void settle_autograd_threads() noexcept {
       torch::autograd::grad({y}, {x}, {at::empty({0}, options)});
     }
   } catch (...) {
-    // A device in an error state (a failed kernel, a forked child): nothing
-    // more to do at exit; its worker may still hold a pass.
+    // Whatever failed (the driver, the engine): the process is ending, and an
+    // exception must not escape at exit. That device's worker may still hold
+    // a pass.
   }
 }
 
