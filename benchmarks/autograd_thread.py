@@ -37,12 +37,14 @@ from ops import OPS, SIZES, _side  # noqa: E402  (the operators and sizes of ben
 from pace import add_kernel_threads_option, use_kernel_threads  # noqa: E402
 
 
+# LITERALINCLUDE START: AUTOGRAD_THREAD_PER_CALL
 def per_call(fn, calls: int) -> float:
     start = time.perf_counter()
     for _ in range(calls):
         fn()
     torch.openreg.synchronize()
     return (time.perf_counter() - start) / calls
+# LITERALINCLUDE END: AUTOGRAD_THREAD_PER_CALL
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +74,6 @@ def main(argv: list[str] | None = None) -> int:
     def kernel_only():
         return torch.ops.aten.convolution_backward(grad, x, w, [16], [1, 1], [1, 1], [1, 1], False,
                                                    [0, 0], 1, [True, True, False])
-    # LITERALINCLUDE END: AUTOGRAD_THREAD_WAYS
 
     ways = {"engine thread": backward, "caller thread": on_caller_thread,
             "kernel only": kernel_only}
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, fn in ways.items():
             time.sleep(args.gap_ms / 1000)
             times[name].append(per_call(fn, args.calls))
+    # LITERALINCLUDE END: AUTOGRAD_THREAD_WAYS
 
     print(f"torch {torch.__version__}; openreg kernels on {torch.openreg.get_kernel_threads()} "
           f"threads, host {torch.get_num_threads()}; conv2d backward at {args.size}, "
