@@ -27,6 +27,9 @@ import time
 import torch
 import torch.nn as nn
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import use_kernel_threads  # noqa: E402  (the shared harness)
+
 
 def cnn() -> nn.Module:
     return nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
@@ -80,9 +83,7 @@ ROWS = (  # (openreg dtype, CPU dtype, label, target)
 def serve(device: str, kernel_threads: int) -> None:
     """A side's process: for each line `job dtype iterations`, the seconds a step takes."""
     if device == "openreg":
-        if kernel_threads > 1:  # the host thread only launches: the cores go to the kernels
-            torch.set_num_threads(1)
-        torch.openreg.set_kernel_threads(kernel_threads)
+        use_kernel_threads(kernel_threads)
     finish = torch.openreg.synchronize if device == "openreg" else (lambda: None)
     steps = {}
     for line in sys.stdin:

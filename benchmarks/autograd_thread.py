@@ -34,7 +34,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ops import OPS, SIZES, _side  # noqa: E402  (the operators and sizes of benchmarks/ops.py)
-from pace import add_kernel_threads_option, use_kernel_threads  # noqa: E402
+from run import add_kernel_threads_option, use_kernel_threads  # noqa: E402
 
 
 # LITERALINCLUDE START: AUTOGRAD_THREAD_PER_CALL

@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import seconds_per_call  # noqa: E402  (the shared harness: one timed loop)
+from run import seconds_per_call, use_kernel_threads  # noqa: E402  (the shared harness)
 
 # LITERALINCLUDE START: BENCH_SIZES
 SIZES = {"1K": 1 << 10, "1M": 1 << 20}
@@ -377,9 +377,7 @@ def serve(device: str, kernel_threads: int) -> None:
     """The loop of a side's process: answers `Side.ask`, one line per question."""
     warnings.simplefilter("ignore")  # a fallback warning would be printed into the answers
     if device == "openreg":
-        if kernel_threads > 1:  # the host thread only launches: the cores go to the kernels
-            torch.set_num_threads(1)
-        torch.openreg.set_kernel_threads(kernel_threads)
+        use_kernel_threads(kernel_threads)
     finish = torch.openreg.synchronize if device == "openreg" else (lambda: None)
     calls: dict[tuple[str, str], Callable[[], object]] = {}
     for line in sys.stdin:

@@ -24,6 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ops import OPS, SIZES  # noqa: E402  (the operators and sizes of the per-operator benchmark)
+from run import add_kernel_threads_option, use_kernel_threads  # noqa: E402
 
 
 # LITERALINCLUDE START: PACE_MEASURE
@@ -45,20 +46,6 @@ def pace(fn, calls: int, rounds: int) -> tuple[float, float]:
         whole.append((done - start) / calls)
     return statistics.median(host), statistics.median(whole)
 # LITERALINCLUDE END: PACE_MEASURE
-
-
-def add_kernel_threads_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kernel-threads", type=int, default=None,
-                        help="threads of openreg's kernels (default: the backend's, 1); "
-                             "above 1, the host thread gets 1")
-
-
-def use_kernel_threads(threads: int | None) -> None:
-    """Gives openreg's kernels `threads` threads (None: the default); above 1, the host keeps 1."""
-    if threads and threads > 1:
-        torch.set_num_threads(1)
-    if threads:
-        torch.openreg.set_kernel_threads(threads)
 
 
 def main(argv: list[str] | None = None) -> int:

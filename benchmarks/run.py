@@ -53,7 +53,22 @@ def alternate(cpu_fn: Callable[[], object], device_fn: Callable[[], object], ite
         dev.append(seconds_per_call(device_fn, torch.openreg.synchronize, iterations))
         ratios.append(dev[-1] / cpu[-1])
     return cpu, dev, ratios
+
+
+def use_kernel_threads(threads: int | None) -> None:
+    """Gives openreg's kernels `threads` threads (None: the backend's default, 1). Above 1 the
+    host thread keeps one: it only launches, and the cores go to the kernels."""
+    if threads and threads > 1:
+        torch.set_num_threads(1)
+    if threads:
+        torch.openreg.set_kernel_threads(threads)
 # LITERALINCLUDE END: BENCH_ALTERNATE
+
+
+def add_kernel_threads_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kernel-threads", type=int, default=None,
+                        help="threads of openreg's kernels (default: the backend's, 1); "
+                             "above 1, the host thread gets 1")
 
 
 def compare(cpu_fn: Callable[[], object], device_fn: Callable[[], object], iterations: int,
