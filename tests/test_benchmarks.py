@@ -1,5 +1,6 @@
 """The benchmark harness runs (numbers are measured by hand, never asserted in tests)."""
 
+import os
 import subprocess
 import sys
 
@@ -52,6 +53,38 @@ def test_per_operator_passes_go_to_pairs_of_processes_in_turn():
     cpu, dev, ratios, per_pass = results[("neg", "1K")]
     assert len(cpu) == len(dev) == len(ratios) == len(per_pass) == 4
     assert all(seconds > 0 for seconds in cpu + dev)
+
+
+def test_settle_waits_until_no_thread_of_the_side_runs():
+    """The harness's wait between rounds follows the side's threads: a process whose thread
+    spins counts as running and is waited for, up to the limit; once it sleeps, settle returns
+    at once."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import time
+
+    import ops
+
+    assert ops.running_threads(os.getpid()) >= 1  # this thread, reading its own /proc
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(1.0)  # both interpreters started
+        assert ops.running_threads(spinner.pid) >= 1
+        assert ops.running_threads(sleeper.pid) == 0
+        side = ops.Side.__new__(ops.Side)  # settle needs only the process
+        side.process = spinner
+        start = time.perf_counter()
+        side.settle()
+        assert time.perf_counter() - start >= ops.SETTLE_LIMIT
+        side.process = sleeper
+        start = time.perf_counter()
+        side.settle()
+        assert time.perf_counter() - start < ops.SETTLE_LIMIT / 2
+    finally:
+        for p in (spinner, sleeper):
+            p.kill()
+            p.wait()
+    assert ops.running_threads(spinner.pid) is None  # gone: /proc cannot tell
 
 
 def test_pace_names_the_side_that_sets_the_pace():
