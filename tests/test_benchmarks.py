@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 
 from conftest import ROOT
 
@@ -60,8 +61,6 @@ def test_settle_waits_until_no_thread_of_the_side_runs():
     spins counts as running and is waited for, up to the limit; once it sleeps, settle returns
     at once."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    import time
-
     import ops
 
     assert ops.running_threads(os.getpid()) >= 1  # this thread, reading its own /proc
