@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import seconds_per_call, use_kernel_threads  # noqa: E402  (the shared harness)
+from run import add_kernel_threads_option, seconds_per_call, use_kernel_threads  # noqa: E402
 
 # LITERALINCLUDE START: BENCH_SIZES
 SIZES = {"1K": 1 << 10, "1M": 1 << 20}
@@ -440,9 +440,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="pairs of side processes, taking the passes in turn (default 3)")
     parser.add_argument("--cpu-vs-cpu", action="store_true",
                         help="both sides on the CPU: every ratio should be near 1.00")
-    parser.add_argument("--kernel-threads", type=int, default=None,
-                        help="threads of openreg's kernels (default: the backend's, 1); "
-                             "above 1, openreg's host thread gets 1")
+    add_kernel_threads_option(parser)
     parser.add_argument("--serve", choices=["cpu", "openreg"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:

@@ -230,8 +230,9 @@ def models_setup(device: str, kernel_threads: int) -> str:
     the host when the kernels take more (docs/device-kernels.md, "Threads of a kernel")."""
     if device == "cpu":
         return ""
-    host = "torch.set_num_threads(1)\n" if kernel_threads > 1 else ""
-    return host + f"torch.openreg.set_kernel_threads({kernel_threads})\n"
+    here = os.path.dirname(os.path.abspath(__file__))
+    return (f"import sys; sys.path.insert(0, {here!r})\n"
+            f"from run import use_kernel_threads; use_kernel_threads({kernel_threads})\n")
 
 
 def model_steps(quick: bool, kernel_threads: int) -> list[tuple[str, float, float, float]]:
