@@ -287,7 +287,7 @@ def main() -> None:
 
     # Training steps of ordinary models, all on the device (no fallback).
     for name, cpu, dev, ratio in model_steps(args.quick, args.kernel_threads):
-        report(name, cpu, dev, ratio, "<=1.20")
+        report(name, cpu, dev, ratio, "<=1.10")
 
     events, wall = event_timing_error(args.quick)
     print(f"{'event timing vs wall clock':28} {wall:10.2f}ms {events:10.2f}ms "
