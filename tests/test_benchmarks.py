@@ -24,7 +24,15 @@ def test_per_operator_benchmark_runs_every_operator():
                              "--size", "1K"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[-1].startswith("geomean")
+    assert lines[-2].startswith("geomean")
+    assert lines[-1].startswith("over 1.3 at 1K: ")  # the operators over target, or "none"
+    header = next(i for i, line in enumerate(lines) if line.startswith("operator"))
+    over = []
+    for row in lines[header + 1:-2]:
+        ratio = row[24:].split()[2]  # the name takes 24 columns, then CPU, openreg, ratio, worst
+        if float(ratio) > 1.3:
+            over.append(f"{row[:24].strip()} {ratio}")
+    assert lines[-1] == "over 1.3 at 1K: " + (", ".join(over) or "none")
     for name in ("relu", "layer_norm", "masked_select", "index (bool mask)", "amp unscale"):
         row = next(line for line in lines if line.startswith(name + " "))
         assert "aten::" not in row, row  # nothing fell back to the CPU
