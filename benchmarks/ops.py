@@ -386,11 +386,12 @@ class Side:
         return answer.rstrip("\n").split("\t")
 
     def settle(self) -> None:
-        """Returns once none of the side's threads runs, or after SETTLE_LIMIT. After a parallel loop, the idle
-        OpenMP threads spin for milliseconds before they sleep (on this machine up to 13 ms on
-        the CPU side and 15 ms on the device's, which has a team per worker): the other side's
-        round must not start while they still take its cores. The wait is busy: an idle
-        machine slows down, and the next round would start on a cold one."""
+        """Returns once none of the side's threads runs, or after SETTLE_LIMIT. After a
+        parallel loop, the idle OpenMP threads spin for milliseconds before they sleep (on this
+        machine up to 13 ms on the CPU side and 15 ms on the device's, which has a team per
+        worker): the other side's round must not start while they still take its cores. The
+        wait is busy: an idle machine slows down, and the next round would start on a cold
+        one."""
         start = time.perf_counter()
         while time.perf_counter() - start < SETTLE_LIMIT:
             running = running_threads(self.process.pid)
