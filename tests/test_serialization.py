@@ -204,10 +204,16 @@ class TestStorages:
         t.untyped_storage().resize_(0)
         message = r"setStorage: sizes \[4\], strides \[1\], storage offset 0, and itemsize 4 " \
                   r"requiring a storage size of 16 are out of bounds for storage of size 0"
+        # Kernels that hand raw pointers to the device (clone's copy, zero_, cat, isfinite, item)
+        # run the check themselves; clone crashed the process before it did.
         for use in (lambda: print(t), lambda: t.cpu(), lambda: t + 1, lambda: t.sum(),
-                    lambda: torch.ones(4).copy_(t), lambda: t.copy_(torch.ones(4))):
+                    lambda: torch.ones(4).copy_(t), lambda: t.copy_(torch.ones(4)),
+                    lambda: t.clone(), lambda: t.zero_(), lambda: torch.cat([t, t]),
+                    lambda: torch.isfinite(t)):
             with pytest.raises(RuntimeError, match=message):
                 use()
+        with pytest.raises(RuntimeError, match=r"sizes \[\].* out of bounds for storage of size 0"):
+            t[0].item()
         t.untyped_storage().resize_(16)  # grown back: usable again (contents undefined)
         assert t.fill_(2).tolist() == [2.0] * 4
 

@@ -133,6 +133,7 @@ at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory
   if (self.numel() == 0) return out;
   if (self.is_non_overlapping_and_dense() && out.strides() == self.strides() &&
       !self.is_conj() && !self.is_neg()) {
+    c10::openreg::check_storage_fits(self);  // raw pointers skip KernelTensor's check
     c10::DeviceGuard guard(self.device());
     // memcpy split across the kernel's threads, as PyTorch's CPU clone is split
     // (the driver's device-to-device copy runs on the stream's worker alone).
