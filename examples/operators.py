@@ -4,7 +4,8 @@ import torch
 
 # LITERALINCLUDE START: EXAMPLE_PYTHON_IMPL
 # A kernel for an existing operator, written in Python from operators the
-# device already has: erfc(x) = 1 - erf(x). It replaces the CPU fallback.
+# device already has: erfc(x) = 1 - erf(x). On openreg it replaces erfc's composite
+# implementation, which calls erfc.out, a kernel borrowed from the CPU.
 aten_openreg = torch.library.Library("aten", "IMPL")
 
 

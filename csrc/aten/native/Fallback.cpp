@@ -35,8 +35,9 @@ bool strict_mode() {
 }
 // LITERALINCLUDE END: FALLBACK_STRICT_MODE
 
-std::mutex counts_mu;
 // LITERALINCLUDE START: FALLBACK_COUNTS
+// Guards counts() and warned(): operators fall back from any thread.
+std::mutex counts_mu;
 std::map<std::string, int64_t>& counts() {
   static auto* c = new std::map<std::string, int64_t>();
   return *c;

@@ -23,10 +23,10 @@
 
 namespace at::native::openreg {
 
+// LITERALINCLUDE START: STUB_ABS_KERNEL
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: STUB_ABS_KERNEL
 // abs.out's shared implementation builds a TensorIterator over the device
 // tensors and calls abs_stub for the iterator's device type: this kernel.
 void abs_kernel(at::TensorIteratorBase& iter) {
