@@ -12,7 +12,7 @@ x = torch.randn(8, 8, device="openreg")
 print("default autocast dtype:", torch.get_autocast_dtype("openreg"))
 with torch.autocast("openreg"):  # float16, as on CUDA
     print("mm ->", (x @ x).dtype)  # lower_precision_fp
-    print("softmax ->", x.softmax(1).dtype)  # fp32
+    print("softmax ->", x.softmax(1).dtype)  # fp32_set_opt_dtype
     print("sum ->", (x @ x).sum().dtype)  # fp32_set_opt_dtype
     print("addcmul(float32, float16, float32) ->", torch.addcmul(x, x.half(), x).dtype)  # promote
     try:

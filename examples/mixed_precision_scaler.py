@@ -10,7 +10,9 @@ model = nn.Linear(8, 1).to("openreg")
 # LITERALINCLUDE START: EXAMPLE_OPTIMIZER
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 # LITERALINCLUDE END: EXAMPLE_OPTIMIZER
+# LITERALINCLUDE START: EXAMPLE_AMP_SCALER_DATA
 x, y = torch.randn(16, 8, device="openreg"), torch.randn(16, 1, device="openreg")
+# LITERALINCLUDE END: EXAMPLE_AMP_SCALER_DATA
 
 
 # LITERALINCLUDE START: EXAMPLE_AMP_SCALER_SKIP

@@ -19,10 +19,10 @@
 namespace at::native::openreg {
 
 namespace {
+// LITERALINCLUDE START: AMP_CHECK_SCALAR_STATE
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: AMP_CHECK_SCALAR_STATE
 // A one-element float32 tensor on `device`: what the scaler keeps its state in.
 void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
                         c10::ScalarType dtype, c10::Device device) {
@@ -42,7 +42,8 @@ void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
 // kernel's threads (torch.openreg.set_kernel_threads) as the CPU's kernel is
 // split over its own. A loop that tested std::isfinite per element ran at a
 // third of the CPU's speed; this one at the baseline's width (SSE2), at
-// 1.11-1.16x the CPU's time on 1 M floats; with AVX-512, about half of it.
+// 1.11-1.14x the CPU's time on 1 M floats in the README's benchmark runs where
+// it was over target; with AVX-512, about half of it.
 // Returns 1 if any of data[begin, end) was inf or NaN.
 OPENREG_VECTOR_CLONES uint32_t unscale_chunk(float* data, int64_t begin, int64_t end,
                                              float inv_scale) {

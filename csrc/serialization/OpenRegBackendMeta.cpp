@@ -3,14 +3,16 @@
 #include "OpenRegBackendMeta.h"
 
 #include <torch/csrc/jit/serialization/pickler_helper.h>
+
+#include <cstring>
 // LITERALINCLUDE END: SERIALIZATION_OPENREG_BACKEND_META_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
+// LITERALINCLUDE START: SERIALIZATION_CHECK_OPENREG
 constexpr const char* kKeyPrefix = "openreg_format_";
 
-// LITERALINCLUDE START: SERIALIZATION_CHECK_OPENREG
 void check_openreg(const at::Tensor& tensor, const char* what) {
   TORCH_CHECK(tensor.device().type() == DeviceType::PrivateUse1, what,
               ": the internal format is an attribute of openreg tensors, got a tensor on ",

@@ -11,9 +11,9 @@
 
 namespace torch_openreg {
 
+// LITERALINCLUDE START: BINDINGS_REGISTRY
 namespace py = pybind11;
 
-// LITERALINCLUDE START: BINDINGS_REGISTRY
 // Each component's binding file registers one function that adds its part of _C.
 using BindFunction = void (*)(py::module_& module);
 
@@ -24,7 +24,7 @@ struct BindingRegistrar {
 // Calls every registered function on the new _C module (in Module.cpp's initModule).
 void bind_all(py::module_& module);
 
-// OPENREG_BINDINGS(memory, bind_memory) in memory/Bindings.cpp: picked up by the
+// OPENREG_BINDINGS(memory, bind_memory) in runtime/MemoryBindings.cpp: picked up by the
 // build's glob and by bind_all, with no list to edit.
 #define OPENREG_BINDINGS(component, bind) \
   static ::torch_openreg::BindingRegistrar openreg_bindings_##component(#component, bind)

@@ -18,11 +18,11 @@ std::vector<std::pair<std::string, BindFunction>>& registry() {
 // LITERALINCLUDE END: BINDINGS_DEF_REGISTRY
 }  // namespace
 
+// LITERALINCLUDE START: BINDINGS_BIND_ALL
 BindingRegistrar::BindingRegistrar(const char* component, BindFunction bind) {
   registry().emplace_back(component, bind);
 }
 
-// LITERALINCLUDE START: BINDINGS_BIND_ALL
 void bind_all(py::module_& module) {
   for (const auto& [component, bind] : registry()) bind(module);
 }

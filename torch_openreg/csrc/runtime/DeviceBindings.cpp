@@ -60,9 +60,9 @@ void bind_device(py::module_& m) {
           return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
         }));
 }
-// LITERALINCLUDE END: BINDINGS_DEVICE
 
 OPENREG_BINDINGS(device, bind_device);
+// LITERALINCLUDE END: BINDINGS_DEVICE
 
 }  // namespace
 }  // namespace torch_openreg
