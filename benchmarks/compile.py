@@ -18,7 +18,7 @@ import torch.nn as nn
 
 
 def cnn() -> nn.Module:
-    """The CNN of examples/train_models.py."""
+    """The CNN of examples/compile.py (and small_cnn of examples/device_kernels.py)."""
     return nn.Sequential(
         nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),

@@ -139,6 +139,7 @@ def main(rank: int, world: int, checkpoint_dir: str) -> None:
 # LITERALINCLUDE END: DISTRIBUTED_EXAMPLE_MAIN
 
 
+# LITERALINCLUDE START: DISTRIBUTED_SPAWNED
 def spawned(rank: int, world: int, port: int, checkpoint_dir: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       RANK=str(rank), WORLD_SIZE=str(world))
@@ -155,3 +156,4 @@ if __name__ == "__main__":
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
             mp.spawn(spawned, args=(2, port, checkpoint_dir), nprocs=2)
+# LITERALINCLUDE END: DISTRIBUTED_SPAWNED

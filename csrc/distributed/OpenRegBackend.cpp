@@ -94,6 +94,7 @@ OpenRegBackend::~OpenRegBackend() {
   }
 }
 
+// LITERALINCLUDE START: DISTRIBUTED_COMM_STREAM
 OpenRegStream OpenRegBackend::comm_stream(c10::DeviceIndex device) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = comm_streams_.find(device);
@@ -103,6 +104,7 @@ OpenRegStream OpenRegBackend::comm_stream(c10::DeviceIndex device) {
   }
   return it->second;
 }
+// LITERALINCLUDE END: DISTRIBUTED_COMM_STREAM
 
 // LITERALINCLUDE START: DISTRIBUTED_RUN
 c10::intrusive_ptr<c10d::Work> OpenRegBackend::run(c10d::OpType op,

@@ -16,6 +16,9 @@
 
 namespace c10::openreg {
 
+// LITERALINCLUDE START: DISTRIBUTED_SLOT
+// The pinned host buffer of a device tensor, made when the collective first
+// names the tensor: a tensor that is input and output (all_reduce) has one.
 at::Tensor& StagedTensors::slot(const at::Tensor& device) {
   for (auto& [dev, host] : pairs_) {
     if (dev.unsafeGetTensorImpl() == device.unsafeGetTensorImpl()) return host;
@@ -26,6 +29,7 @@ at::Tensor& StagedTensors::slot(const at::Tensor& device) {
   pairs_.emplace_back(device, at::empty(device.sizes(), options));
   return pairs_.back().second;
 }
+// LITERALINCLUDE END: DISTRIBUTED_SLOT
 
 // LITERALINCLUDE START: DISTRIBUTED_STAGE_IN
 void StagedTensors::stage_in(const at::Tensor& device) {

@@ -19,8 +19,6 @@
 namespace c10::openreg {
 namespace {
 
-using libkineto::ActivityType;
-
 // LITERALINCLUDE START: PROFILING_SYSTEM_NOW_NS
 int64_t system_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -30,6 +28,8 @@ int64_t system_now_ns() {
 // LITERALINCLUDE END: PROFILING_SYSTEM_NOW_NS
 
 // LITERALINCLUDE START: PROFILING_KINETO_NAMES
+using libkineto::ActivityType;
+
 // What a record is called in the trace: a kernel after the operator that
 // launched it, copies and memsets as CUDA's are ("Memcpy HtoD").
 std::string activity_name(const orActivityRecord& r, const libkineto::ITraceActivity* op) {

@@ -13,9 +13,9 @@
 namespace c10::openreg {
 namespace {
 
+// LITERALINCLUDE START: PROFILING_STUBS_CLASS
 using torch::profiler::impl::ProfilerVoidEventStub;
 
-// LITERALINCLUDE START: PROFILING_STUBS_CLASS
 // The legacy profiler brackets every operator with two record() calls and,
 // after the run, asks elapsed() for the device time between them: an event
 // recorded on the current stream marks where the operator's work begins and

@@ -39,12 +39,14 @@ DevicePool& pool(DeviceIndex device) {
 }
 // LITERALINCLUDE END: STREAM_POOL_DEF
 
+// LITERALINCLUDE START: PROFILING_EXTERNAL_STREAMS
 // Streams created outside PyTorch, in the order they were first wrapped.
 std::mutex external_mu;
 std::vector<orStream_t>& external_streams() {
   static auto* streams = new std::vector<orStream_t>();
   return *streams;
 }
+// LITERALINCLUDE END: PROFILING_EXTERNAL_STREAMS
 
 // The thread's current stream id per device; 0 (the default stream) unless set.
 thread_local std::array<StreamId, kMaxDevices> current_ids{};
@@ -175,6 +177,7 @@ OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device) {
                               OpenRegStream::kFirstExternalId + static_cast<StreamId>(index)));
 }
 
+// LITERALINCLUDE START: PROFILING_FIND_STREAM_ID
 std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream) {
   {
     DevicePool& p = pool(device);
@@ -191,6 +194,7 @@ std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream) {
   if (it == streams.end()) return std::nullopt;
   return OpenRegStream::kFirstExternalId + static_cast<StreamId>(it - streams.begin());
 }
+// LITERALINCLUDE END: PROFILING_FIND_STREAM_ID
 
 double event_elapsed_time(void* start, void* end) {
   TORCH_CHECK(start != nullptr && end != nullptr,

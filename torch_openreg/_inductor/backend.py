@@ -31,10 +31,12 @@ class OpenRegCppWrapperCodegen:
 # LITERALINCLUDE END: COMPILE_OPEN_REG_CPP_WRAPPER_CODEGEN
 
 
+# LITERALINCLUDE START: COMPILE_BACKEND_NAMES
 # The names Inductor's init_backend_registration asks the device module for.
 Scheduling = OpenRegScheduling
 PythonWrapperCodegen = OpenRegPythonWrapperCodegen
 CppWrapperCodegen = OpenRegCppWrapperCodegen
+# LITERALINCLUDE END: COMPILE_BACKEND_NAMES
 
 
 # LITERALINCLUDE START: COMPILE_CPP_CODEGEN_DEVICE
@@ -89,7 +91,7 @@ def register() -> None:
                                 OpenRegCppWrapperCodegen)
     register_device_op_overrides("openreg", OpenRegDeviceOpOverrides())
     _answer_as_cpp_codegen()
-# LITERALINCLUDE END: COMPILE_REGISTER
 
 
 register()
+# LITERALINCLUDE END: COMPILE_REGISTER

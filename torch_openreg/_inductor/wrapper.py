@@ -7,9 +7,9 @@ from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPython
 
 # LITERALINCLUDE START: COMPILE_WRAPPER
 class OpenRegPythonWrapperCodegen(PythonWrapperCodegen):
-    """The generated ``call()``: allocations are ``empty_strided(..., device='openreg')``
-    (the caching allocator), extern kernels are the eager openreg operators, and each
-    generated kernel is an ``OpenRegKernel`` whose call queues it on the current stream."""
+    """The generated ``call()``: allocations are ``empty_strided(..., device='openreg:<index>')``
+    (the caching allocator of that device), extern kernels are the eager openreg operators, and
+    each generated kernel is an ``OpenRegKernel`` whose call queues it on the current stream."""
 
     @staticmethod
     def create(is_subgraph: bool, subgraph_name: str | None, parent_wrapper: Any,

@@ -271,8 +271,10 @@ class _DefaultGenerators:
 default_generators = _DefaultGenerators()
 
 
+# LITERALINCLUDE START: COMPILE_DEVICE_MODULE_HOOKS
 # torch.compile: Inductor's backend loads on first use, Dynamo's interface when Dynamo loads.
 from ._compile import inductor_attribute as __getattr__  # noqa: E402
 from ._compile import install_dynamo_hook  # noqa: E402
 
 install_dynamo_hook()
+# LITERALINCLUDE END: COMPILE_DEVICE_MODULE_HOOKS

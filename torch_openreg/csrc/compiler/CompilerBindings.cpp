@@ -13,9 +13,9 @@
 namespace torch_openreg {
 namespace {
 
+// LITERALINCLUDE START: COMPILE_LAUNCH_BINDING
 using c10::openreg::CompiledKernelArg;
 
-// LITERALINCLUDE START: COMPILE_LAUNCH_BINDING
 // An openreg tensor becomes its device address (never dereferenced here), a
 // Python int or float the bytes of an int64_t or a double.
 CompiledKernelArg kernel_arg(PyObject* obj, size_t index) {
@@ -52,6 +52,7 @@ void launch_compiled_kernel(uintptr_t entry, int device, const py::args& args) {
 }
 // LITERALINCLUDE END: COMPILE_LAUNCH_BINDING
 
+// LITERALINCLUDE START: COMPILE_BIND_COMPILER
 void bind_compiler(py::module_& m) {
   m.def("_launch_compiled_kernel",
         translating<uintptr_t, int, const py::args&>(launch_compiled_kernel));
@@ -63,6 +64,7 @@ void bind_compiler(py::module_& m) {
 }
 
 OPENREG_BINDINGS(compiler, bind_compiler);
+// LITERALINCLUDE END: COMPILE_BIND_COMPILER
 
 }  // namespace
 }  // namespace torch_openreg

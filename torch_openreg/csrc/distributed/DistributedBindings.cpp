@@ -22,9 +22,9 @@ void bind_distributed(py::module_& m) {
               c10::make_intrusive<c10::openreg::OpenRegBackend>(std::move(owned), rank, size));
         }));
 }
-// LITERALINCLUDE END: DISTRIBUTED_BINDING
 
 OPENREG_BINDINGS(distributed, bind_distributed);
+// LITERALINCLUDE END: DISTRIBUTED_BINDING
 
 }  // namespace
 }  // namespace torch_openreg
