@@ -3,7 +3,7 @@
 import torch
 
 # LITERALINCLUDE START: EXAMPLE_HOOKS_DEVICES
-# isBuilt, isAvailable: openreg is this build's accelerator.
+# openreg is the accelerator because its name is registered; is_available() asks torch.openreg.
 print("accelerator:", torch._C._get_accelerator(), "| available:", torch.accelerator.is_available())
 # init: the device starts on first use, not at import.
 print("initialized at import:", torch.openreg.is_initialized())

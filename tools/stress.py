@@ -1,7 +1,7 @@
 """Stress: many threads on many streams and devices, every result checked against the CPU.
 
     python tools/stress.py --seconds 600          # the long run
-    python tools/stress.py --seconds 15           # what the test suite runs
+    python tools/stress.py --seconds 12           # what the test suite runs
 
 Each thread loops until the deadline over a random mix of work: host-to-device copies
 (pageable and pinned, blocking and not), kernels, device-to-device copies across devices,
