@@ -17,6 +17,7 @@ CPU side's OpenMP threads in one process would slow each other. openreg's kernel
 backend's default of one thread, or `--kernel-threads N` (the host side then takes one).
 """
 
+# LITERALINCLUDE START: BENCH_AMP_IMPORTS
 import argparse
 import os
 import subprocess
@@ -29,6 +30,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import use_kernel_threads  # noqa: E402  (the shared harness)
+# LITERALINCLUDE END: BENCH_AMP_IMPORTS
 
 
 def cnn() -> nn.Module:

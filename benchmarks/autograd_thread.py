@@ -22,6 +22,7 @@ threads start each round asleep, as they do there; `--gap-ms 0` shows the same c
 thread kept awake by the rounds before.
 """
 
+# LITERALINCLUDE START: BENCH_AUTOGRAD_THREAD_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -35,6 +36,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ops import OPS, SIZES, _side  # noqa: E402  (the operators and sizes of benchmarks/ops.py)
 from run import add_kernel_threads_option, use_kernel_threads  # noqa: E402
+# LITERALINCLUDE END: BENCH_AUTOGRAD_THREAD_IMPORTS
 
 
 # LITERALINCLUDE START: AUTOGRAD_THREAD_PER_CALL

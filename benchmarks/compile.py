@@ -8,6 +8,7 @@ side's timed loop ends with torch.openreg.synchronize(), so queued kernels are p
 Inductor's compiled code is cached in TORCHINDUCTOR_CACHE_DIR (default: a per-user temp dir).
 """
 
+# LITERALINCLUDE START: BENCH_COMPILE_IMPORTS
 import argparse
 import statistics
 import time
@@ -15,6 +16,7 @@ from typing import Callable
 
 import torch
 import torch.nn as nn
+# LITERALINCLUDE END: BENCH_COMPILE_IMPORTS
 
 
 def cnn() -> nn.Module:

@@ -22,9 +22,9 @@ single pass. The last lines are the geometric means of the ratios, per size, and
 over the per-operator targets (1.3 at 1K, 1.1 at 1M).
 """
 
+# LITERALINCLUDE START: BENCH_IMPORTS
 from __future__ import annotations
 
-# LITERALINCLUDE START: BENCH_IMPORTS
 import argparse
 import math
 import os

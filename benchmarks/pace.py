@@ -12,6 +12,7 @@ when they are equal, the host's (the dispatcher, allocation, the launch). The ca
 stream's queue, so the host never waits for room. Medians of `--rounds` rounds, in µs a call.
 """
 
+# LITERALINCLUDE START: BENCH_PACE_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -25,6 +26,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ops import OPS, SIZES  # noqa: E402  (the operators and sizes of the per-operator benchmark)
 from run import add_kernel_threads_option, use_kernel_threads  # noqa: E402
+# LITERALINCLUDE END: BENCH_PACE_IMPORTS
 
 
 # LITERALINCLUDE START: PACE_MEASURE

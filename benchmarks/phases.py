@@ -15,6 +15,7 @@ no more than `--slow` times its fastest tenth and the others ("slow"), with the 
 each part: whether the CPU and the dispatcher slowed down with the launch, or the launch alone.
 """
 
+# LITERALINCLUDE START: BENCH_PHASES_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -23,6 +24,7 @@ import sys
 import time
 
 import torch
+# LITERALINCLUDE END: BENCH_PHASES_IMPORTS
 
 
 # LITERALINCLUDE START: PHASES_WINDOWS

@@ -10,6 +10,7 @@ VM drifts), and the ratio reported is the median of the per-round ratios
 (openreg / CPU; lower is better, 1.00 is as fast as native CPU).
 """
 
+# LITERALINCLUDE START: BENCH_RUN_IMPORTS
 import argparse
 import os
 import statistics
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import torch
+# LITERALINCLUDE END: BENCH_RUN_IMPORTS
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """Two small models train on openreg with no operator falling back, and match the CPU."""
 
+# LITERALINCLUDE START: DEVICE_KERNELS_EXAMPLE_IMPORTS
 import torch
 import torch.nn as nn
+# LITERALINCLUDE END: DEVICE_KERNELS_EXAMPLE_IMPORTS
 
 
 # LITERALINCLUDE START: EXAMPLE_SMALL_CNN

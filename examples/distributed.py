@@ -4,6 +4,7 @@ Run as a script it starts its two processes with torch.multiprocessing; under
 ``torchrun --nproc-per-node 2 examples/distributed.py`` torchrun starts them.
 """
 
+# LITERALINCLUDE START: DISTRIBUTED_EXAMPLE_IMPORTS
 import os
 import socket
 import sys
@@ -16,6 +17,7 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel as DDP
+# LITERALINCLUDE END: DISTRIBUTED_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: DISTRIBUTED_STEPS
 STEPS = 3

@@ -1,6 +1,8 @@
 """What the hooks give a user: each part reaches PrivateUse1HooksInterface through a public API."""
 
+# LITERALINCLUDE START: HOOKS_EXAMPLE_IMPORTS
 import torch
+# LITERALINCLUDE END: HOOKS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_HOOKS_DEVICES
 # openreg is the accelerator because its name is registered; is_available() asks torch.openreg.

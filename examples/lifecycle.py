@@ -1,9 +1,11 @@
 """Lifecycle: what happens to the device across fork and spawn."""
 
+# LITERALINCLUDE START: LIFECYCLE_EXAMPLE_IMPORTS
 import os
 
 import torch
 import torch.multiprocessing as mp
+# LITERALINCLUDE END: LIFECYCLE_EXAMPLE_IMPORTS
 
 
 # LITERALINCLUDE START: EXAMPLE_CHILD_JOB

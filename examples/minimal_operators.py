@@ -1,6 +1,8 @@
 """The minimal operator set at work: creating, viewing, copying, resizing, and the fallback."""
 
+# LITERALINCLUDE START: MINIMAL_OPERATORS_EXAMPLE_IMPORTS
 import torch
+# LITERALINCLUDE END: MINIMAL_OPERATORS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_TENSORS
 x = torch.arange(6.0, device="openreg").reshape(2, 3)  # empty + a copy from the host

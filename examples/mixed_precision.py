@@ -1,11 +1,13 @@
 """torch.autocast on openreg: CUDA's cast policies, cached weight casts, custom_fwd/custom_bwd."""
 
+# LITERALINCLUDE START: MIXED_PRECISION_EXAMPLE_IMPORTS
 import warnings
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
+# LITERALINCLUDE END: MIXED_PRECISION_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_AMP_POLICIES
 x = torch.randn(8, 8, device="openreg")

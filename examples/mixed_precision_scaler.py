@@ -1,7 +1,9 @@
 """torch.amp.GradScaler on openreg: a step with inf gradients is skipped, the scale adapts."""
 
+# LITERALINCLUDE START: MIXED_PRECISION_SCALER_EXAMPLE_IMPORTS
 import torch
 import torch.nn as nn
+# LITERALINCLUDE END: MIXED_PRECISION_SCALER_EXAMPLE_IMPORTS
 
 torch.manual_seed(0)
 # LITERALINCLUDE START: EXAMPLE_MODEL

@@ -1,7 +1,9 @@
 """A CNN and a transformer block train under autocast on openreg, next to the CPU's autocast run."""
 
+# LITERALINCLUDE START: MIXED_PRECISION_TRAINING_EXAMPLE_IMPORTS
 import torch
 import torch.nn as nn
+# LITERALINCLUDE END: MIXED_PRECISION_TRAINING_EXAMPLE_IMPORTS
 
 
 # LITERALINCLUDE START: EXAMPLE_DEF_SMALL_CNN

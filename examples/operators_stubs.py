@@ -1,9 +1,11 @@
 """Which kernels can be registered as stubs: the DispatchStubs exported by the installed torch."""
 
+# LITERALINCLUDE START: OPERATORS_STUBS_EXAMPLE_IMPORTS
 import os
 import subprocess
 
 import torch
+# LITERALINCLUDE END: OPERATORS_STUBS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_STUBS
 # Every DispatchStub is a global object named *_stub in libtorch_cpu: the

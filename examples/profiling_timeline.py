@@ -4,6 +4,7 @@
     python examples/profiling_timeline.py out.png      # also draws it (needs matplotlib)
 """
 
+# LITERALINCLUDE START: PROFILING_TIMELINE_EXAMPLE_IMPORTS
 import json
 import os
 import sys
@@ -11,6 +12,7 @@ import tempfile
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+# LITERALINCLUDE END: PROFILING_TIMELINE_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_PROFILING_TIMELINE_TRACE
 weights = torch.randn(512, 512, device="openreg")

@@ -1,5 +1,6 @@
 """Checkpoints of openreg tensors, modules and optimizers; map_location; the private format; storages."""
 
+# LITERALINCLUDE START: SERIALIZATION_EXAMPLE_IMPORTS
 import io
 import os
 import subprocess
@@ -7,6 +8,7 @@ import sys
 import tempfile
 
 import torch
+# LITERALINCLUDE END: SERIALIZATION_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_SERIALIZATION_CHECKPOINT
 torch.manual_seed(0)

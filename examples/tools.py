@@ -1,6 +1,8 @@
 """Tools: asking the dispatcher what it will do with openreg tensors."""
 
+# LITERALINCLUDE START: TOOLS_EXAMPLE_IMPORTS
 import torch
+# LITERALINCLUDE END: TOOLS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_DISPATCH_KEYS
 x = torch.ones(2, 2, device="openreg")

@@ -1,11 +1,13 @@
 """Tools: tracing which operators run, and on which device, in a release build of PyTorch."""
 
+# LITERALINCLUDE START: TOOLS_TRACE_EXAMPLE_IMPORTS
 import os
 import subprocess
 import sys
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+# LITERALINCLUDE END: TOOLS_TRACE_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_DISPATCH_TRACE_ENV
 # TORCH_SHOW_DISPATCH_TRACE=1 prints every dispatcher call, but only in builds

@@ -1,11 +1,13 @@
 """Troubleshooting: the errors a user of the backend meets, each provoked and printed."""
 
+# LITERALINCLUDE START: TROUBLESHOOTING_EXAMPLE_IMPORTS
 import os
 import subprocess
 import sys
 import warnings
 
 import torch
+# LITERALINCLUDE END: TROUBLESHOOTING_EXAMPLE_IMPORTS
 
 
 # LITERALINCLUDE START: EXAMPLE_SHOW

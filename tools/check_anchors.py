@@ -29,6 +29,7 @@ project's code files outside docs/ and tests/ (the tests build deliberately brok
 their own). Exits 1 if anything is wrong.
 """
 
+# LITERALINCLUDE START: TOOLS_CHECK_ANCHORS_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -37,6 +38,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+# LITERALINCLUDE END: TOOLS_CHECK_ANCHORS_IMPORTS
 
 # Spelled in two pieces so this file does not contain markers itself.
 _TAG = "LITERALINCLUDE" + " "

@@ -17,6 +17,7 @@ This answers, for torch as installed, the question a backend author asks first: 
 operators must I implement, and which do I inherit?
 """
 
+# LITERALINCLUDE START: TOOLS_OP_COVERAGE_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -26,6 +27,7 @@ import sys
 import torch
 import torch_openreg  # noqa: F401  (registers the backend)
 from torch_openreg import _C
+# LITERALINCLUDE END: TOOLS_OP_COVERAGE_IMPORTS
 
 ORDER = ["openreg kernel", "borrowed kernel", "composite", "CPU fallback", "refused", "unsupported"]
 

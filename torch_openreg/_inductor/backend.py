@@ -1,5 +1,6 @@
 """Inductor's openreg backend: registered when Inductor first asks the device module for it."""
 
+# LITERALINCLUDE START: INDUCTOR_BACKEND_IMPORTS
 from typing import Any
 
 from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
@@ -16,6 +17,7 @@ from .device_interface import register_device_interface
 from .device_op_overrides import OpenRegDeviceOpOverrides
 from .scheduling import OpenRegScheduling
 from .wrapper import OpenRegPythonWrapperCodegen
+# LITERALINCLUDE END: INDUCTOR_BACKEND_IMPORTS
 
 
 # LITERALINCLUDE START: COMPILE_OPEN_REG_CPP_WRAPPER_CODEGEN

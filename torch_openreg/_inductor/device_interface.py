@@ -1,5 +1,6 @@
 """Dynamo's view of openreg: how compiled code queries and switches devices and streams."""
 
+# LITERALINCLUDE START: INDUCTOR_DEVICE_INTERFACE_IMPORTS
 from types import SimpleNamespace
 from typing import Any
 
@@ -13,6 +14,7 @@ from torch._dynamo.device_interface import (
 from torch_openreg import _C
 
 from .runtime import get_raw_stream
+# LITERALINCLUDE END: INDUCTOR_DEVICE_INTERFACE_IMPORTS
 
 
 # LITERALINCLUDE START: COMPILE_INDEX

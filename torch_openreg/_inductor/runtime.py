@@ -3,11 +3,13 @@
 Kept free of Inductor imports: a cached compiled module loads this without loading the compiler.
 """
 
+# LITERALINCLUDE START: INDUCTOR_RUNTIME_IMPORTS
 import ctypes
 from typing import Any
 
 import torch
 from torch_openreg import _C
+# LITERALINCLUDE END: INDUCTOR_RUNTIME_IMPORTS
 
 
 # LITERALINCLUDE START: COMPILE_RUNTIME_KERNEL

@@ -1,5 +1,6 @@
 """torch.openreg: the device module of the openreg backend (the counterpart of torch.cuda)."""
 
+# LITERALINCLUDE START: OPENREG_MODULE_INIT_IMPORTS
 import atexit
 import os
 import threading
@@ -52,6 +53,7 @@ from .streams import (
     set_stream,
     stream,
 )
+# LITERALINCLUDE END: OPENREG_MODULE_INIT_IMPORTS
 
 # LITERALINCLUDE START: DEVICE_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]

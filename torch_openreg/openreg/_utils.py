@@ -1,8 +1,10 @@
 """Helpers shared by torch.openreg's modules; torch's serialization calls _get_device_index."""
 
+# LITERALINCLUDE START: OPENREG_MODULE_UTILS_IMPORTS
 from typing import Union
 
 import torch
+# LITERALINCLUDE END: OPENREG_MODULE_UTILS_IMPORTS
 
 # LITERALINCLUDE START: DEVICE_UTILS_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]

@@ -1,5 +1,6 @@
 """Device and pinned-host memory of torch.openreg: statistics, caching, history and limits."""
 
+# LITERALINCLUDE START: OPENREG_MODULE_MEMORY_IMPORTS
 from collections import OrderedDict
 from typing import Any, Union
 
@@ -7,6 +8,7 @@ import torch
 from torch_openreg import _C
 
 from ._utils import _get_device_index
+# LITERALINCLUDE END: OPENREG_MODULE_MEMORY_IMPORTS
 
 # LITERALINCLUDE START: MEMORY_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]

@@ -5,11 +5,13 @@ know about. The backend stores it in the tensor's ``BackendMeta``; torch.save
 writes it into the checkpoint's tensor metadata and torch.load restores it.
 """
 
+# LITERALINCLUDE START: OPENREG_MODULE_SERIALIZATION_IMPORTS
 import functools
 
 import torch
 
 from torch_openreg import _C
+# LITERALINCLUDE END: OPENREG_MODULE_SERIALIZATION_IMPORTS
 
 __all__ = ["internal_format", "set_internal_format"]
 

@@ -7,6 +7,7 @@ block carrying the sender's event and the receivers' reference count; the
 receiver maps the same memory. Other tensors keep PyTorch's own reductions.
 """
 
+# LITERALINCLUDE START: OPENREG_MODULE_SHARING_IMPORTS
 import multiprocessing.reduction
 import os
 from typing import Any
@@ -16,6 +17,7 @@ import torch.multiprocessing.reductions as torch_reductions
 from torch.multiprocessing.reductions import StorageWeakRef, shared_cache, storage_from_cache
 
 from torch_openreg import _C
+# LITERALINCLUDE END: OPENREG_MODULE_SHARING_IMPORTS
 
 __all__ = ["ipc_collect"]
 

@@ -1,5 +1,6 @@
 """Runs an OpInfo's sample inputs on openreg and on the CPU and compares the results."""
 
+# LITERALINCLUDE START: TESTING_COMPARE_IMPORTS
 from __future__ import annotations
 
 import contextlib
@@ -8,6 +9,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.nn.utils.rnn import PackedSequence
 from torch.utils._pytree import tree_flatten
+# LITERALINCLUDE END: TESTING_COMPARE_IMPORTS
 
 # LITERALINCLUDE START: TESTING_METADATA_ONLY
 # Operators whose result is uninitialized memory: only the metadata can be compared.

@@ -6,12 +6,12 @@ dtype, comparing openreg with the CPU. Import this after the backend: PyTorch
 decides which device test bases exist when ``common_device_type`` is imported.
 """
 
+# LITERALINCLUDE START: TESTING_DEVICE_IMPORTS
 from __future__ import annotations
 
 import unittest
 from collections.abc import Collection
 
-# LITERALINCLUDE START: TESTING_DEVICE_IMPORTS
 import torch
 import torch_openreg  # noqa: F401  (first: PrivateUse1TestBase needs an available device)
 from torch.testing._internal.common_device_type import (
@@ -22,10 +22,10 @@ from torch.testing._internal.common_device_type import (
 from torch.testing._internal.common_methods_invocations import op_db
 from torch.testing._internal.common_modules import module_db, modules
 from torch.testing._internal.common_utils import TestCase
-# LITERALINCLUDE END: TESTING_DEVICE_IMPORTS
 
 from .compare import check_module, check_op, dtype_name, op_key
 from .expected_failures import expected_failure
+# LITERALINCLUDE END: TESTING_DEVICE_IMPORTS
 
 # LITERALINCLUDE START: TESTING_FAST_SUBSET
 # The CI subset: one or more entries per mechanism that has broken before

@@ -8,7 +8,9 @@ reported, and the entry must be removed); the sweep reports them as ``xfail``.
 Nothing is skipped silently: an entry without a reason is refused.
 """
 
+# LITERALINCLUDE START: TESTING_IMPORTS_OF_EXPECTED_FAILURES
 from __future__ import annotations
+# LITERALINCLUDE END: TESTING_IMPORTS_OF_EXPECTED_FAILURES
 
 # LITERALINCLUDE START: TESTING_EXPECTED_FAILURES
 _ADDR_ROUNDING = (
