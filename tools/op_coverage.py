@@ -31,6 +31,14 @@ from torch_openreg import _C
 
 ORDER = ["openreg kernel", "borrowed kernel", "composite", "CPU fallback", "refused", "unsupported"]
 
+# LITERALINCLUDE START: OP_PER_OPERATOR_FALLBACKS
+# Operators registered on PrivateUse1 with the CPU fallback as their kernel
+# (OVERRIDE_AND_PER_OP_FALLBACK in csrc/aten/OpenRegRegistrationPaths.cpp). The
+# dispatcher shows them as kernels of ours; tests/test_coverage.py keeps this
+# set equal to the registrations in the source.
+PER_OPERATOR_FALLBACKS = {"aten::logaddexp"}
+# LITERALINCLUDE END: OP_PER_OPERATOR_FALLBACKS
+
 
 # LITERALINCLUDE START: OP_ENTRY
 def _entry(table: str, key: str) -> str:
@@ -47,6 +55,8 @@ def classify(qualified: str) -> tuple[str, str]:
     table = torch._C._dispatch_dump_table(qualified)
     entry = _entry(table, "PrivateUse1")
     if "[kernel]" in entry:
+        if qualified in PER_OPERATOR_FALLBACKS:
+            return "CPU fallback", "registered to fall back on purpose (see the operators chapter)"
         if "OpenRegBorrowed.cpp" in entry:
             if "[kernel]" not in _entry(table, "Meta"):
                 return "borrowed kernel", "runs and waits: no Meta kernel, or shapes from the data"
@@ -71,8 +81,10 @@ def classify(qualified: str) -> tuple[str, str]:
 def fallback_reason(qualified: str, table: str) -> str:
     """Why an operator with a CPU kernel is not borrowed (borrowed kernels need a Meta kernel)."""
     meta = _entry(table, "Meta")
+    if "[kernel]" in meta and "quantize" in qualified:
+        return "returns a quantized tensor, which openreg does not have: not borrowed"
     if "[kernel]" in meta:
-        return "registered to fall back on purpose (see the operators chapter)"
+        return "has a Meta kernel, but the borrowed path does not take it"
     for word, layout in (("quantiz", "quantized"), ("sparse", "sparse"), ("spdiags", "sparse"),
                          ("mkldnn", "MKL-DNN"), ("nested", "nested"), ("jagged", "nested")):
         if word in qualified:
