@@ -3,6 +3,7 @@
 
 namespace c10::openreg {
 
+// LITERALINCLUDE START: RUNTIME_THROW_DRIVER_ERROR
 void throw_driver_error(orError_t err) {
   std::string detail = orGetLastErrorDetail();
   if (err == orErrorMemoryAllocation) {
@@ -10,5 +11,6 @@ void throw_driver_error(orError_t err) {
   }
   TORCH_CHECK(false, "OpenReg error: ", orGetErrorString(err), detail.empty() ? "" : ": ", detail);
 }
+// LITERALINCLUDE END: RUNTIME_THROW_DRIVER_ERROR
 
 }  // namespace c10::openreg

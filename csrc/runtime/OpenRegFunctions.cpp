@@ -46,12 +46,16 @@ DeviceIndex exchange_device(DeviceIndex device) {
 }
 // LITERALINCLUDE END: DEVICE_FUNCTIONS
 
+// LITERALINCLUDE START: DEVICE_MAYBE_EXCHANGE
 DeviceIndex maybe_exchange_device(DeviceIndex device) { return exchange_device(device); }
+// LITERALINCLUDE END: DEVICE_MAYBE_EXCHANGE
 
+// LITERALINCLUDE START: DEVICE_SYNCHRONIZE
 void synchronize_device(DeviceIndex device) {
   c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device));
   OPENREG_CHECK(orDeviceSynchronize());
 }
+// LITERALINCLUDE END: DEVICE_SYNCHRONIZE
 
 DeviceProperties get_device_properties(DeviceIndex device) {
   check_device_index(device);

@@ -15,6 +15,7 @@
 
 namespace c10::openreg {
 
+// LITERALINCLUDE START: HOOKS_METHODS
 bool OpenRegHooksInterface::isAvailable() const { return device_count() > 0; }
 
 void OpenRegHooksInterface::init() const {
@@ -63,6 +64,7 @@ void OpenRegHooksInterface::resizePrivateUse1Bytes(const c10::Storage& storage,
                                                    size_t new_bytes) const {
   resize_storage_bytes(storage, new_bytes);
 }
+// LITERALINCLUDE END: HOOKS_METHODS
 
 // LITERALINCLUDE START: HOOKS_RESIZE_STORAGE
 void resize_storage_bytes(const c10::Storage& storage, size_t new_bytes) {

@@ -48,8 +48,10 @@ std::vector<orStream_t>& external_streams() {
 }
 // LITERALINCLUDE END: PROFILING_EXTERNAL_STREAMS
 
+// LITERALINCLUDE START: STREAM_CURRENT_IDS
 // The thread's current stream id per device; 0 (the default stream) unless set.
 thread_local std::array<StreamId, kMaxDevices> current_ids{};
+// LITERALINCLUDE END: STREAM_CURRENT_IDS
 
 // LITERALINCLUDE START: STREAM_RESOLVE
 DeviceIndex resolve(DeviceIndex device) {
@@ -129,6 +131,7 @@ void OpenRegStream::synchronize() const {
   OPENREG_CHECK(orStreamSynchronize(stream()));
 }
 
+// LITERALINCLUDE START: STREAM_GET_CURRENT_AND_DEFAULT
 OpenRegStream getCurrentOpenRegStream(DeviceIndex device) {
   device = resolve(device);
   return OpenRegStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device),
@@ -139,6 +142,7 @@ OpenRegStream getDefaultOpenRegStream(DeviceIndex device) {
   device = resolve(device);
   return OpenRegStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), 0));
 }
+// LITERALINCLUDE END: STREAM_GET_CURRENT_AND_DEFAULT
 
 // LITERALINCLUDE START: STREAM_POOL_AND_CURRENT
 OpenRegStream getStreamFromPool(int priority, DeviceIndex device) {
@@ -196,6 +200,7 @@ std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream) {
 }
 // LITERALINCLUDE END: PROFILING_FIND_STREAM_ID
 
+// LITERALINCLUDE START: STREAM_EVENT_ELAPSED_TIME
 double event_elapsed_time(void* start, void* end) {
   TORCH_CHECK(start != nullptr && end != nullptr,
               "both events must be recorded before asking for the elapsed time");
@@ -203,5 +208,6 @@ double event_elapsed_time(void* start, void* end) {
   OPENREG_CHECK(orEventElapsedTime(&ms, static_cast<orEvent_t>(start), static_cast<orEvent_t>(end)));
   return ms;
 }
+// LITERALINCLUDE END: STREAM_EVENT_ELAPSED_TIME
 
 }  // namespace c10::openreg

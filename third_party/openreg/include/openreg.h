@@ -79,10 +79,13 @@ enum {
   orEventDisableTiming = 1,
 };
 
+/* LITERALINCLUDE START: DRIVER_API_ERRORS */
 /* Errors */
 OR_API const char* orGetErrorString(orError_t error);
 OR_API const char* orGetLastErrorDetail(void);
+/* LITERALINCLUDE END: DRIVER_API_ERRORS */
 
+/* LITERALINCLUDE START: DRIVER_API_DEVICES */
 /* Devices */
 OR_API orError_t orGetDeviceCount(int* count);
 OR_API orError_t orGetDevice(int* device);
@@ -90,6 +93,7 @@ OR_API orError_t orSetDevice(int device);
 OR_API orError_t orGetDeviceProperties(orDeviceProp* prop, int device);
 OR_API orError_t orDeviceSynchronize(void);
 OR_API orError_t orMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+/* LITERALINCLUDE END: DRIVER_API_DEVICES */
 
 /* LITERALINCLUDE START: DRIVER_API_MEMORY */
 /* Memory */

@@ -15,6 +15,7 @@ namespace openreg {
 namespace {
 thread_local std::string last_detail;
 
+// LITERALINCLUDE START: DRIVER_PARSE_BYTES
 size_t parse_bytes(const char* text, size_t fallback) {
   if (text == nullptr || *text == '\0') return fallback;
   char* end = nullptr;
@@ -28,14 +29,15 @@ size_t parse_bytes(const char* text, size_t fallback) {
   }
   return value == 0 ? fallback : static_cast<size_t>(value);
 }
+// LITERALINCLUDE END: DRIVER_PARSE_BYTES
 
+// LITERALINCLUDE START: DRIVER_READ_CONFIG
 Config read_config() {
   Config c;
   if (const char* n = std::getenv("OPENREG_DEVICE_COUNT")) {
     int count = std::atoi(n);
     if (count >= 1 && count <= 16) c.physical_count = count;
   }
-  // LITERALINCLUDE START: DRIVER_VISIBLE_DEVICES
   // Like CUDA_VISIBLE_DEVICES: a comma-separated list of physical ids, read
   // up to the first entry that is not a valid, unused id.
   if (const char* v = std::getenv("OPENREG_VISIBLE_DEVICES")) {
@@ -53,13 +55,13 @@ Config read_config() {
     for (int i = 0; i < c.physical_count; ++i) c.physical.push_back(i);
   }
   c.device_count = static_cast<int>(c.physical.size());
-  // LITERALINCLUDE END: DRIVER_VISIBLE_DEVICES
   c.memory_per_device = parse_bytes(std::getenv("OPENREG_DEVICE_MEMORY"), c.memory_per_device);
   c.memory_per_device = (c.memory_per_device + 4095) & ~size_t{4095};
   const char* blocking = std::getenv("OPENREG_LAUNCH_BLOCKING");
   c.launch_blocking = blocking != nullptr && std::strcmp(blocking, "1") == 0;
   return c;
 }
+// LITERALINCLUDE END: DRIVER_READ_CONFIG
 }  // namespace
 
 namespace {
@@ -118,15 +120,19 @@ orError_t fail(orError_t code, const std::string& detail) {
 
 const char* last_error_detail() { return last_detail.c_str(); }
 
+// LITERALINCLUDE START: DRIVER_CONFIG
 const Config& config() {
   static const Config c = read_config();
   return c;
 }
+// LITERALINCLUDE END: DRIVER_CONFIG
 
+// LITERALINCLUDE START: DRIVER_CURRENT_DEVICE
 int& current_device() {
   thread_local int device = 0;
   return device;
 }
+// LITERALINCLUDE END: DRIVER_CURRENT_DEVICE
 
 orError_t check_device(int device) {
   if (device < 0 || device >= config().device_count) {

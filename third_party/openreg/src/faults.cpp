@@ -1,12 +1,15 @@
 // faults.cpp: fault injection, so that tests can watch the backend fail well.
+// LITERALINCLUDE START: DRIVER_FAULTS_INCLUDES
 #include "internal.h"
 
 #include <cstdlib>
 #include <string>
+// LITERALINCLUDE END: DRIVER_FAULTS_INCLUDES
 
 namespace openreg {
 namespace {
 
+// LITERALINCLUDE START: DRIVER_FAULT_PLANS
 struct Plan {
   // Events of this kind seen since the plan was armed, and which ones fail:
   // the nth through the (nth + times - 1)th. nth == 0: disarmed.
@@ -22,6 +25,7 @@ Plan& plan(orFaultKind kind) {
 
 std::atomic<unsigned> delay_us{0};
 std::atomic<bool> any_armed{false};
+// LITERALINCLUDE END: DRIVER_FAULT_PLANS
 
 unsigned long env_count(const char* name) {
   const char* v = std::getenv(name);
@@ -40,6 +44,7 @@ bool armed_from_env = [] {
 
 }  // namespace
 
+// LITERALINCLUDE START: DRIVER_FAULT_DUE
 bool fault_due(orFaultKind kind) {
   if (!any_armed.load(std::memory_order_relaxed)) return false;  // the common case: one load
   Plan& p = plan(kind);
@@ -48,8 +53,11 @@ bool fault_due(orFaultKind kind) {
   unsigned long index = p.seen.fetch_add(1) + 1;
   return index >= nth && index < nth + p.times.load();
 }
+// LITERALINCLUDE END: DRIVER_FAULT_DUE
 
+// LITERALINCLUDE START: DRIVER_FAULT_STREAM_DELAY
 unsigned stream_delay_us() { return delay_us.load(std::memory_order_relaxed); }
+// LITERALINCLUDE END: DRIVER_FAULT_STREAM_DELAY
 
 }  // namespace openreg
 

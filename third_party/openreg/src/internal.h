@@ -20,11 +20,14 @@
 namespace openreg {
 
 // ---- errors ----------------------------------------------------------------
+// LITERALINCLUDE START: DRIVER_RETURN_CODES
 // Records the detail for orGetLastErrorDetail and returns the code.
 orError_t fail(orError_t code, const std::string& detail);
 inline orError_t ok() { return orSuccess; }
+// LITERALINCLUDE END: DRIVER_RETURN_CODES
 
 // ---- configuration (read once from the environment) ------------------------
+// LITERALINCLUDE START: DRIVER_DEF_CONFIG
 struct Config {
   int device_count = 2;                 // visible devices
   std::vector<int> physical;            // physical id of each visible device
@@ -32,6 +35,7 @@ struct Config {
   size_t memory_per_device = 8ull << 30; // OPENREG_DEVICE_MEMORY (bytes, K/M/G suffix)
   bool launch_blocking = false;         // OPENREG_LAUNCH_BLOCKING=1
 };
+// LITERALINCLUDE END: DRIVER_DEF_CONFIG
 const Config& config();
 
 int& current_device();  // per thread

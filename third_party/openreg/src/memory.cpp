@@ -17,8 +17,10 @@ constexpr size_t kAlignment = 512;     // like cudaMalloc, at least 256-byte ali
 constexpr size_t kPage = 4096;
 constexpr size_t kReleaseAtLeast = 64 << 10;  // return pages of freed ranges this large
 
+// LITERALINCLUDE START: DRIVER_MEMORY_DEVICE_LIST
 std::once_flag devices_once;
 std::vector<DeviceMemory*>* devices = nullptr;  // leaked: workers may outlive static destructors
+// LITERALINCLUDE END: DRIVER_MEMORY_DEVICE_LIST
 
 // LITERALINCLUDE START: DRIVER_MEMORY_DUAL_MAP
 void map_device(DeviceMemory& m, int index) {
@@ -42,6 +44,7 @@ void map_device(DeviceMemory& m, int index) {
 }
 // LITERALINCLUDE END: DRIVER_MEMORY_DUAL_MAP
 
+// LITERALINCLUDE START: DRIVER_MEMORY_ALL_DEVICES
 std::vector<DeviceMemory*>& all_devices() {
   std::call_once(devices_once, [] {
     devices = new std::vector<DeviceMemory*>();
@@ -52,6 +55,7 @@ std::vector<DeviceMemory*>& all_devices() {
   });
   return *devices;
 }
+// LITERALINCLUDE END: DRIVER_MEMORY_ALL_DEVICES
 
 // Give the pages of a freed range back to the kernel, as a real driver would.
 void release_pages(DeviceMemory& m, size_t offset, size_t size) {
@@ -90,12 +94,14 @@ int device_of(const void* p) {
   return imported_device_of(p);
 }
 
+// LITERALINCLUDE START: DRIVER_MEMORY_KERNEL_ADDRESS
 char* kernel_address(const void* p) {
   for (DeviceMemory* m : all_devices()) {
     if (m->contains(p)) return m->to_kernel(p);
   }
   return imported_to_kernel(p);
 }
+// LITERALINCLUDE END: DRIVER_MEMORY_KERNEL_ADDRESS
 
 orError_t check_device_range(const void* p, size_t count, const char* what) {
   int dev = device_of(p);

@@ -42,8 +42,11 @@ constexpr auto kSpin = std::chrono::microseconds(50);
 constexpr uint64_t kMaxPending = 1024;
 // LITERALINCLUDE END: DRIVER_K_MAX_PENDING
 
+// LITERALINCLUDE START: DRIVER_THREAD_LOCALS
+// Set on a stream's worker thread: whether its task is a kernel, and which stream it serves.
 thread_local bool in_kernel = false;
 thread_local orStream_t running_stream = nullptr;
+// LITERALINCLUDE END: DRIVER_THREAD_LOCALS
 
 // LITERALINCLUDE START: DRIVER_DEF_DEVICE_STREAMS
 struct DeviceStreams {
