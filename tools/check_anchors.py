@@ -319,6 +319,8 @@ CPP_DEFINITION_RES = [
     re.compile(r"^(?:static\s+|inline\s+|thread_local\s+)*constexpr\s+[\w:<>,\s]+?\b(\w+)\s*[{=]",
                re.M),
     re.compile(r"^using\s+(\w+)\s*=", re.M),
+    re.compile(r"^typedef\s+(?:struct|enum|union)\s*\w*\s*\{[^}]*\}\s*(\w+)\s*;", re.M),
+    re.compile(r"^typedef\s+[^;{(]*?\b(\w+)\s*;", re.M),
     re.compile(r"^#define\s+(\w+)", re.M),
 ]
 PY_DEFINITION_RES = [

@@ -74,6 +74,9 @@ REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, &pinned_allocator)
 // LITERALINCLUDE END: HOST_ALLOCATOR_REGISTER
 }  // namespace
 
+// LITERALINCLUDE START: HOST_ALLOCATOR_ACCESSOR
+// The hooks' getPinnedMemoryAllocator and the copies reach the allocator here.
 at::HostAllocator* host_allocator() { return &pinned_allocator; }
+// LITERALINCLUDE END: HOST_ALLOCATOR_ACCESSOR
 
 }  // namespace c10::openreg

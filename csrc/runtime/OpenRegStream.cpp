@@ -78,6 +78,7 @@ orStream_t pooled_stream(DeviceIndex device, StreamId id) {
 // LITERALINCLUDE END: STREAM_POOL_LAZY_CREATE
 }  // namespace
 
+// LITERALINCLUDE START: STREAM_CLASS_METHODS
 OpenRegStream::OpenRegStream(Stream stream) : stream_(stream) {
   TORCH_CHECK(stream.device_type() == DeviceType::PrivateUse1, "expected an openreg stream, got ",
               stream);
@@ -116,6 +117,7 @@ bool OpenRegStream::query() const {
   OPENREG_CHECK(err);
   return true;
 }
+// LITERALINCLUDE END: STREAM_CLASS_METHODS
 
 // LITERALINCLUDE START: STREAM_IS_CAPTURING
 bool OpenRegStream::is_capturing() const {
@@ -126,10 +128,12 @@ bool OpenRegStream::is_capturing() const {
 }
 // LITERALINCLUDE END: STREAM_IS_CAPTURING
 
+// LITERALINCLUDE START: STREAM_CLASS_SYNCHRONIZE
 void OpenRegStream::synchronize() const {
   c10::DeviceGuard guard(device());
   OPENREG_CHECK(orStreamSynchronize(stream()));
 }
+// LITERALINCLUDE END: STREAM_CLASS_SYNCHRONIZE
 
 // LITERALINCLUDE START: STREAM_GET_CURRENT_AND_DEFAULT
 OpenRegStream getCurrentOpenRegStream(DeviceIndex device) {
@@ -162,6 +166,7 @@ void setCurrentOpenRegStream(OpenRegStream stream) {
 
 namespace c10::openreg {
 
+// LITERALINCLUDE START: STREAM_FROM_EXTERNAL
 OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device) {
   TORCH_CHECK(external != nullptr, "an external stream cannot be NULL (that is the default stream)");
   int stream_device = -1;
@@ -180,6 +185,7 @@ OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device) {
   return OpenRegStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device),
                               OpenRegStream::kFirstExternalId + static_cast<StreamId>(index)));
 }
+// LITERALINCLUDE END: STREAM_FROM_EXTERNAL
 
 // LITERALINCLUDE START: PROFILING_FIND_STREAM_ID
 std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream) {

@@ -8,6 +8,7 @@
 
 namespace c10::openreg {
 
+// LITERALINCLUDE START: STREAM_HEADER_DECLARATIONS
 // A c10::Stream whose id names a driver stream: 0 is the device's default
 // stream, 1..2*kStreamsPerPool index the pool (normal, then high priority),
 // and ids from kFirstExternalId name streams created outside PyTorch.
@@ -50,5 +51,6 @@ std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream);
 // Milliseconds between two recorded driver events (used by the guard and by
 // torch.openreg.Event, which the bindings hand raw event handles).
 double event_elapsed_time(void* start, void* end);
+// LITERALINCLUDE END: STREAM_HEADER_DECLARATIONS
 
 }  // namespace c10::openreg

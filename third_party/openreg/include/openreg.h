@@ -19,6 +19,7 @@
 extern "C" {
 #endif
 
+/* LITERALINCLUDE START: DRIVER_API_TYPES */
 /* Every call returns an error code; orGetErrorString names it and
  * orGetLastErrorDetail says what went wrong in the last failed call of this
  * thread. */
@@ -78,6 +79,7 @@ enum {
   orEventDefault = 0,
   orEventDisableTiming = 1,
 };
+/* LITERALINCLUDE END: DRIVER_API_TYPES */
 
 /* LITERALINCLUDE START: DRIVER_API_ERRORS */
 /* Errors */

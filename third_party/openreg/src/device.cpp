@@ -13,7 +13,10 @@
 namespace openreg {
 
 namespace {
+// LITERALINCLUDE START: DRIVER_LAST_DETAIL
+// What went wrong in this thread's last failed call (orGetLastErrorDetail).
 thread_local std::string last_detail;
+// LITERALINCLUDE END: DRIVER_LAST_DETAIL
 
 // LITERALINCLUDE START: DRIVER_PARSE_BYTES
 size_t parse_bytes(const char* text, size_t fallback) {
@@ -116,9 +119,9 @@ orError_t fail(orError_t code, const std::string& detail) {
   last_detail = detail;
   return code;
 }
-// LITERALINCLUDE END: DRIVER_FAIL
 
 const char* last_error_detail() { return last_detail.c_str(); }
+// LITERALINCLUDE END: DRIVER_FAIL
 
 // LITERALINCLUDE START: DRIVER_CONFIG
 const Config& config() {

@@ -86,12 +86,14 @@ int imported_device_of(const void* p) {
 }
 // LITERALINCLUDE END: DRIVER_IMPORTED_DEVICE_OF
 
+// LITERALINCLUDE START: DRIVER_IMPORTED_TO_KERNEL
 char* imported_to_kernel(const void* p) {
   std::shared_lock<std::shared_mutex> lock(imports_mu);
   const Import* imp = find_import(p);
   if (imp == nullptr) return nullptr;
   return imp->kernel_view + (static_cast<const char*>(p) - imp->device_view);
 }
+// LITERALINCLUDE END: DRIVER_IMPORTED_TO_KERNEL
 
 orError_t check_imported_range(const void* p, size_t count, const char* what) {
   std::shared_lock<std::shared_mutex> lock(imports_mu);
