@@ -1,16 +1,12 @@
 """Checks a few operators against the CPU with PyTorch's own OpInfo samples."""
 
 # LITERALINCLUDE START: EXAMPLE_TESTING
-import warnings
-
 import torch
 import torch_openreg  # noqa: F401
 from torch.testing._internal.common_methods_invocations import op_db
 
 from torch_openreg.openreg.testing import check_op
 
-# FFTs run on the CPU fallback, which warns once per operator; not the point here.
-warnings.filterwarnings("ignore", message=".*is not implemented for openreg")
 by_name = {op.name: op for op in op_db if not op.variant_test_name}
 for name, dtype in [("add", torch.float32), ("resolve_conj", torch.complex64),
                     ("fft.ifft", torch.float32), ("fft.hfft", torch.complex64),

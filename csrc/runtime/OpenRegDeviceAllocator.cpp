@@ -54,6 +54,7 @@ size_t segment_size(size_t rounded) {
 }
 // LITERALINCLUDE END: ALLOCATOR_SEGMENT_SIZE
 
+// LITERALINCLUDE START: ALLOCATOR_FORMAT_SIZE
 // "256.00 MiB", as CUDA's out-of-memory messages write sizes.
 std::string format_size(uint64_t bytes) {
   const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
@@ -67,6 +68,7 @@ std::string format_size(uint64_t bytes) {
   std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
   return text;
 }
+// LITERALINCLUDE END: ALLOCATOR_FORMAT_SIZE
 
 int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -264,6 +266,7 @@ void DeviceCachingAllocator::record(const char* action, const void* address, siz
   trace_.push_back({action, reinterpret_cast<size_t>(address), size, stream, now_us()});
 }
 
+// LITERALINCLUDE START: ALLOCATOR_FREE_SET_BOOKKEEPING
 // A free block enters or leaves its pool; a free piece of a split segment is
 // what PyTorch calls an inactive split.
 void DeviceCachingAllocator::insert_free(Block* b) {
@@ -308,6 +311,7 @@ void DeviceCachingAllocator::release_cached() {
     }
   }
 }
+// LITERALINCLUDE END: ALLOCATOR_FREE_SET_BOOKKEEPING
 
 // LITERALINCLUDE START: ALLOCATOR_FREE_AND_MERGE
 // Puts a free block back in its pool, merged with free neighbours, so that
@@ -366,6 +370,7 @@ void DeviceCachingAllocator::free_block(Block* b) {
 }
 // LITERALINCLUDE END: ALLOCATOR_FREE_AND_MERGE
 
+// LITERALINCLUDE START: ALLOCATOR_COLLECT_WAITING
 // Blocks whose cross-stream events completed become free.
 void DeviceCachingAllocator::collect_waiting() {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
@@ -382,6 +387,7 @@ void DeviceCachingAllocator::collect_waiting() {
     free_block(b);
   }
 }
+// LITERALINCLUDE END: ALLOCATOR_COLLECT_WAITING
 
 // LITERALINCLUDE START: ALLOCATOR_DELETER
 void delete_block(void* ctx) {
@@ -414,6 +420,7 @@ void DeviceCachingAllocator::free(Block* b) {
 }
 // LITERALINCLUDE END: ALLOCATOR_DELETER
 
+// LITERALINCLUDE START: ALLOCATOR_NEW_SEGMENT
 void DeviceCachingAllocator::out_of_memory(size_t nbytes, const char* why) {
   stats_.num_ooms++;
   record("oom", nullptr, nbytes, 0);
@@ -460,6 +467,7 @@ Block* DeviceCachingAllocator::new_segment(size_t size, size_t nbytes, StreamId 
   record("segment_alloc", ptr, size, stream);
   return b;
 }
+// LITERALINCLUDE END: ALLOCATOR_NEW_SEGMENT
 
 // LITERALINCLUDE START: ALLOCATOR_SPLIT
 // Cuts `size` bytes off the front of free block `b`; the rest stays free.

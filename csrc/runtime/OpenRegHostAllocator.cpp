@@ -33,7 +33,7 @@ struct HostEvent {
 
 // LITERALINCLUDE START: HOST_ALLOCATOR_IMPL
 // ATen's CachingHostAllocatorImpl does the caching, the stream bookkeeping and
-// the statistics; a backend supplies the five runtime calls it cannot know.
+// the statistics; a backend supplies the six runtime calls it cannot know.
 struct OpenRegHostAllocatorImpl final
     : public at::CachingHostAllocatorImpl<c10::Stream, HostEvent> {
  private:

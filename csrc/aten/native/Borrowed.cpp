@@ -104,6 +104,7 @@ void encode(const at::Tensor& t, MetaKey& k) {
 }
 // LITERALINCLUDE END: BORROWED_ENCODE
 
+// LITERALINCLUDE START: BORROWED_ARGUMENT_ENCODING
 // False when an argument's kind is not understood: then no caching.
 bool encode(const c10::IValue& v, MetaKey& k) {
   auto& w = k.words;
@@ -141,6 +142,7 @@ bool encode(const c10::IValue& v, MetaKey& k) {
   }
   return true;
 }
+// LITERALINCLUDE END: BORROWED_ARGUMENT_ENCODING
 
 // LITERALINCLUDE START: BORROWED_OPERATOR_SET
 // A set of operators, found out once each at run time. Keyed by the address of
@@ -252,11 +254,13 @@ Writer writer_for(const c10::FunctionSchema& schema) {
 }
 // LITERALINCLUDE END: BORROWED_WRITERS
 
+// LITERALINCLUDE START: BORROWED_WARNING_BUFFER
 // Collects warnings, to re-emit them only if the attempt that raised them stands.
 struct WarningBuffer final : c10::WarningHandler {
   std::vector<c10::Warning> warnings;
   void process(const c10::Warning& warning) override { warnings.push_back(warning); }
 };
+// LITERALINCLUDE END: BORROWED_WARNING_BUFFER
 
 // LITERALINCLUDE START: BORROWED_OUT_FITS
 // Whether `out` writes results of the functional shapes. Some do not: with a

@@ -120,6 +120,7 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 // LITERALINCLUDE END: FALLBACK_GLOBAL_KERNEL
 
+// LITERALINCLUDE START: FALLBACK_READ_AND_RESET_COUNTS
 std::map<std::string, int64_t> fallback_counts() {
   std::lock_guard<std::mutex> lock(counts_mu);
   return counts();
@@ -129,5 +130,6 @@ void reset_fallback_counts() {
   std::lock_guard<std::mutex> lock(counts_mu);
   counts().clear();
 }
+// LITERALINCLUDE END: FALLBACK_READ_AND_RESET_COUNTS
 
 }  // namespace at::native::openreg

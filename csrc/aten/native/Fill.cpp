@@ -11,6 +11,7 @@
 
 namespace at::native::openreg {
 
+// LITERALINCLUDE START: FILL_KERNELS
 at::Tensor& fill_(at::Tensor& self, const c10::Scalar& value) {
   if (self.numel() == 0) return self;
   c10::DeviceGuard guard(self.device());
@@ -40,5 +41,6 @@ at::Tensor& zero_(at::Tensor& self) {
       ZeroKernel{self.mutable_data_ptr(), static_cast<size_t>(self.numel()) * self.element_size()});
   return self;
 }
+// LITERALINCLUDE END: FILL_KERNELS
 
 }  // namespace at::native::openreg

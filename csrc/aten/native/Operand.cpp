@@ -14,6 +14,7 @@ Operand::Operand(const at::Tensor& t) {
   }
 }
 
+// LITERALINCLUDE START: OPERAND_SAME_DEVICE_DEF
 void SameDevice::add(const at::Tensor& t) {
   if (!t.defined() || (t.is_cpu() && t.dim() == 0)) return;
   if (t.is_privateuseone() && !openreg_.has_value()) {
@@ -37,7 +38,9 @@ c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tens
   TORCH_CHECK(device.has_value(), op, ": expected at least one openreg tensor");
   return *device;
 }
+// LITERALINCLUDE END: OPERAND_SAME_DEVICE_DEF
 
+// LITERALINCLUDE START: OPERAND_CHECK_RESULT
 void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_dtype,
                   c10::IntArrayRef result_shape) {
   TORCH_CHECK(c10::canCast(result_dtype, out.scalar_type()), "result type ", result_dtype,
@@ -45,6 +48,7 @@ void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_
   TORCH_CHECK(out.sizes() == result_shape, op, ": output with shape ", out.sizes(),
               " doesn't match the broadcast shape ", result_shape);
 }
+// LITERALINCLUDE END: OPERAND_CHECK_RESULT
 
 // LITERALINCLUDE START: OPERAND_REFUSE_DEF
 void refuse_while_capturing(std::string_view op) {

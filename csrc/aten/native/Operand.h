@@ -64,6 +64,7 @@ c10::IValue map_tensors(const c10::IValue& v, F&& f) {
 }
 // LITERALINCLUDE END: OPERAND_WALKER
 
+// LITERALINCLUDE START: OPERAND_SAME_DEVICE_DECL
 // Collects an operator's tensors and checks PyTorch's rule: one device, which
 // 0-dim CPU tensors (Python numbers) may join, as on CUDA.
 class SameDevice {
@@ -80,6 +81,7 @@ class SameDevice {
 
 // The openreg device all tensors share (there must be one); see SameDevice.
 c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tensors);
+// LITERALINCLUDE END: OPERAND_SAME_DEVICE_DECL
 
 // The dtype checks an out= or in-place result gets on CPU, done before launch.
 void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_dtype,

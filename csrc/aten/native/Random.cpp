@@ -401,6 +401,7 @@ at::Tensor& log_normal_(at::Tensor& self, double mean, double std, std::optional
 }
 // LITERALINCLUDE END: RANDOM_INVERSE_CDF
 
+// LITERALINCLUDE START: RANDOM_GEOMETRIC
 at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> gen) {
   TORCH_CHECK(0 < p && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
   Draw draw = reserve(self, gen);
@@ -416,6 +417,7 @@ at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> 
     });
   });
 }
+// LITERALINCLUDE END: RANDOM_GEOMETRIC
 
 // LITERALINCLUDE START: RANDOM_SEEDED_CPU_KERNEL
 // Every other random operator (multinomial, poisson, binomial, gamma,

@@ -76,9 +76,10 @@ Task activity_wrap(const Task& t) {
   a->task.activity = nullptr;
   return boxed_task(run_recorded, a, t.kind, release_recorded);
 }
-// LITERALINCLUDE END: DRIVER_ACTIVITY_RECORD
 
+// A task captured or refused instead of run drops its pending record.
 void activity_discard(PendingActivity* a) { delete a; }
+// LITERALINCLUDE END: DRIVER_ACTIVITY_RECORD
 
 }  // namespace openreg
 

@@ -137,6 +137,7 @@ int& current_device() {
 }
 // LITERALINCLUDE END: DRIVER_CURRENT_DEVICE
 
+// LITERALINCLUDE START: DRIVER_DEVICE_ORDINAL_CHECK
 orError_t check_device(int device) {
   if (device < 0 || device >= config().device_count) {
     return fail(orErrorInvalidDevice, "invalid device ordinal " + std::to_string(device) +
@@ -145,6 +146,7 @@ orError_t check_device(int device) {
   }
   return ok();
 }
+// LITERALINCLUDE END: DRIVER_DEVICE_ORDINAL_CHECK
 
 }  // namespace openreg
 

@@ -41,6 +41,7 @@ const Config& config();
 int& current_device();  // per thread
 orError_t check_device(int device);
 
+// LITERALINCLUDE START: DRIVER_FORK_SAFETY_DECLARATIONS
 // ---- fork safety -----------------------------------------------------------
 // Worker threads do not survive fork(). Once the runtime has started (streams
 // or device memory exist), a forked child is refused instead of left to hang.
@@ -50,6 +51,7 @@ orError_t check_not_forked();
   do {                                                                \
     if (orError_t forked_err_ = ::openreg::check_not_forked()) return forked_err_; \
   } while (0)
+// LITERALINCLUDE END: DRIVER_FORK_SAFETY_DECLARATIONS
 
 // ---- device memory ---------------------------------------------------------
 // LITERALINCLUDE START: DRIVER_MEMORY_VIEWS
@@ -221,10 +223,13 @@ struct orStream_st {
 };
 // LITERALINCLUDE END: DRIVER_STREAM_STATE
 
+// LITERALINCLUDE START: DRIVER_GRAPH_STATE
+// A graph: the device it was captured on and its recorded tasks, replayed in order.
 struct orGraph_st {
   int device = 0;
   std::vector<openreg::Task> nodes;
 };
+// LITERALINCLUDE END: DRIVER_GRAPH_STATE
 
 namespace openreg {
 

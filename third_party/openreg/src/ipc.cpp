@@ -124,12 +124,14 @@ struct ControlMapping {
 // LITERALINCLUDE END: DRIVER_CONTROL_MAPPING
 }  // namespace openreg
 
+// LITERALINCLUDE START: DRIVER_IPC_CONTROL_STATE
 struct orIpcControl_st {
   std::shared_ptr<openreg::ControlMapping> mapping;
   openreg::ControlPage* page = nullptr;
   int fd = -1;  // the exporter's own descriptor; -1 in an importer
   std::atomic<uint32_t> next_marker{0};
 };
+// LITERALINCLUDE END: DRIVER_IPC_CONTROL_STATE
 
 using namespace openreg;
 

@@ -84,6 +84,7 @@ bool find_pinned(const void* p, uintptr_t* base, size_t* size) {
 }
 }  // namespace
 
+// LITERALINCLUDE START: DRIVER_MEMORY_DEVICE_OF
 DeviceMemory& device_memory(int device) { return *all_devices()[device]; }
 
 int device_of(const void* p) {
@@ -93,6 +94,7 @@ int device_of(const void* p) {
   }
   return imported_device_of(p);
 }
+// LITERALINCLUDE END: DRIVER_MEMORY_DEVICE_OF
 
 // LITERALINCLUDE START: DRIVER_MEMORY_KERNEL_ADDRESS
 char* kernel_address(const void* p) {
@@ -103,6 +105,7 @@ char* kernel_address(const void* p) {
 }
 // LITERALINCLUDE END: DRIVER_MEMORY_KERNEL_ADDRESS
 
+// LITERALINCLUDE START: DRIVER_CHECK_DEVICE_RANGE
 orError_t check_device_range(const void* p, size_t count, const char* what) {
   int dev = device_of(p);
   if (dev < 0) return fail(orErrorInvalidValue, std::string(what) + " is not device memory");
@@ -120,6 +123,7 @@ orError_t check_device_range(const void* p, size_t count, const char* what) {
   }
   return ok();
 }
+// LITERALINCLUDE END: DRIVER_CHECK_DEVICE_RANGE
 
 bool is_pinned_host(const void* p, size_t count) {
   uintptr_t base;

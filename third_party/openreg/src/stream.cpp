@@ -380,11 +380,13 @@ orError_t synchronize_device(int device) {
   return first;
 }
 
+// LITERALINCLUDE START: DRIVER_FOR_EACH_STREAM
 void for_each_stream(int device, const std::function<void(orStream_t)>& fn) {
   auto& ds = device_streams()[device];
   std::lock_guard<std::mutex> lock(ds.mu);  // no stream of the list is destroyed meanwhile
   for (orStream_t s : ds.streams) fn(s);
 }
+// LITERALINCLUDE END: DRIVER_FOR_EACH_STREAM
 
 // ---- handle checks ----
 // Handles come from callers the driver cannot trust (a binding handed an integer, a

@@ -420,6 +420,7 @@ def check_module(module_info, dtype: torch.dtype, training: bool = True,
 # LITERALINCLUDE END: TESTING_CHECK_MODULE
 
 
+# LITERALINCLUDE START: TESTING_OP_KEY_AND_DTYPE_NAME
 def op_key(op) -> str:
     """The name used in reports and in the expected-failure table."""
     return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
@@ -427,6 +428,7 @@ def op_key(op) -> str:
 
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
+# LITERALINCLUDE END: TESTING_OP_KEY_AND_DTYPE_NAME
 
 
 __all__ = ["Outcome", "check_module", "check_op", "compare_distribution", "dtype_name", "is_random_op",

@@ -1,7 +1,7 @@
 """PyTorch's device-type test machinery, instantiated for openreg with the OpInfo harness.
 
 ``instantiate(globals())`` in a test module creates ``TestOpInfoOpenRegPRIVATEUSE1``
-and ``TestModuleInfoOpenRegPRIVATEUSE1``: one test per operator (or module) and
+and ``TestModuleInfoOpenRegOPENREG``: one test per operator (or module) and
 dtype, comparing openreg with the CPU. Import this after the backend: PyTorch
 decides which device test bases exist when ``common_device_type`` is imported.
 """

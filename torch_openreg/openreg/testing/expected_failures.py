@@ -55,6 +55,7 @@ EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
 # LITERALINCLUDE END: TESTING_EXPECTED_FAILURES
 
 
+# LITERALINCLUDE START: TESTING_EXPECTED_FAILURE_LOOKUP
 def expected_failure(op: str, dtype: str, direction: str) -> str | None:
     """The reason ``op`` is expected to fail for ``dtype`` and ``direction``, or None."""
     for key in ((op, dtype, direction), (op, "*", direction)):
@@ -63,3 +64,4 @@ def expected_failure(op: str, dtype: str, direction: str) -> str | None:
             assert reason.strip(), f"expected failure {key} has no reason"
             return reason
     return None
+# LITERALINCLUDE END: TESTING_EXPECTED_FAILURE_LOOKUP
