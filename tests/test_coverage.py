@@ -1,6 +1,9 @@
 """The operator coverage report, read from the dispatcher."""
 
+import re
 import sys
+
+import torch
 
 from conftest import ROOT
 
@@ -38,10 +41,6 @@ def test_report_counts_every_aten_operator():
 def test_per_operator_fallbacks_match_the_registrations():
     """The operators registered with the CPU fallback as their kernel are exactly the tool's set,
     and each of them really runs through the counted fallback."""
-    import re
-
-    import torch
-
     registered = set()
     for path in (ROOT / "csrc").rglob("*.cpp"):
         for name in re.findall(r'm\.impl\("([\w.]+)",\s*torch::CppFunction::makeFromBoxedFunction'

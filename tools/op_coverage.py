@@ -81,6 +81,7 @@ def classify(qualified: str) -> tuple[str, str]:
 def fallback_reason(qualified: str, table: str) -> str:
     """Why an operator with a CPU kernel is not borrowed (borrowed kernels need a Meta kernel)."""
     meta = _entry(table, "Meta")
+    # The same rule borrow_remaining_operators (csrc/aten/OpenRegBorrowed.cpp) skips by.
     if "[kernel]" in meta and "quantize" in qualified:
         return "returns a quantized tensor, which openreg does not have: not borrowed"
     if "[kernel]" in meta:
