@@ -64,13 +64,13 @@ def use_kernel_threads(threads: int | None) -> None:
         torch.set_num_threads(1)
     if threads:
         torch.openreg.set_kernel_threads(threads)
-# LITERALINCLUDE END: BENCH_ALTERNATE
 
 
 def add_kernel_threads_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel-threads", type=int, default=None,
                         help="threads of openreg's kernels (default: the backend's, 1); "
                              "above 1, the host thread gets 1")
+# LITERALINCLUDE END: BENCH_ALTERNATE
 
 
 def compare(cpu_fn: Callable[[], object], device_fn: Callable[[], object], iterations: int,

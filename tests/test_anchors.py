@@ -227,3 +227,66 @@ def test_python_helpers_outside_regions_are_reported(tmp_path):
     assert "[region-helper] PY_USES uses clamp, defined at line 4 outside every region" in \
         result.stdout
     assert "LIMIT" not in result.stdout  # used by the helper, not by the listing
+
+
+# ---- helpers in other files of the project: region-helper-elsewhere ----
+
+def two_file_project(tmp_path: Path, files: dict[str, str], doc: str) -> Path:
+    make_project(tmp_path, "", doc)
+    (tmp_path / "src" / "lib.cpp").unlink()
+    for name, text in files.items():
+        (tmp_path / "src" / name).write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+HELPER_CPP = "int scale(int a) {\n  return a * 3;\n}\n"
+USES_SCALE = (f"int scale(int a);\n// {S}USES_SCALE\nint twice_scaled(int a) {{\n"
+              f"  return 2 * scale(a);\n}}\n// {E}USES_SCALE\n")
+
+
+def test_a_cpp_helper_of_another_file_is_reported(tmp_path):
+    root = two_file_project(tmp_path, {"helper.cpp": HELPER_CPP, "lib.cpp": USES_SCALE},
+                            include("USES_SCALE"))
+    result = run_checker(root)
+    assert result.returncode == 1
+    assert ("src/lib.cpp:2: [region-helper-elsewhere] USES_SCALE uses scale, defined at "
+            "src/helper.cpp:1 outside every region") in result.stdout, result.stdout
+
+
+def test_a_listed_prototype_shows_the_helper(tmp_path):
+    """A C API: the header's listing declares the function, its definition stays unlisted."""
+    header = f"// {S}THE_API\nint scale(int a);\n// {E}THE_API\n"
+    root = two_file_project(tmp_path, {"helper.cpp": HELPER_CPP, "api.h": header,
+                                       "lib.cpp": USES_SCALE},
+                            include("THE_API", path="../src/api.h") + include("USES_SCALE"))
+    result = run_checker(root)
+    assert result.returncode == 0, result.stdout
+
+
+def test_members_and_other_libraries_names_are_not_helpers(tmp_path):
+    uses = (f"// {S}USES_MEMBERS\nint f(const Thing& t) {{\n  return t.scale(2) + "
+            f"std::scale(3);\n}}\n// {E}USES_MEMBERS\n")
+    root = two_file_project(tmp_path, {"helper.cpp": HELPER_CPP, "lib.cpp": uses},
+                            include("USES_MEMBERS"))
+    assert run_checker(root).returncode == 0
+
+
+def test_a_python_helper_imported_from_another_module_is_reported(tmp_path):
+    helper = "def clamp(x):\n    return min(x, 4)\n"
+    uses = (f"from helpers import clamp\n\n\n# {S}PY_IMPORTS_CLAMP\ndef clamp_all(xs):\n"
+            f"    return [clamp(x) for x in xs]\n# {E}PY_IMPORTS_CLAMP\n")
+    root = two_file_project(tmp_path, {"helpers.py": helper, "lib.py": uses},
+                            include("PY_IMPORTS_CLAMP", path="../src/lib.py"))
+    result = run_checker(root)
+    assert result.returncode == 1
+    assert ("src/lib.py:4: [region-helper-elsewhere] PY_IMPORTS_CLAMP uses clamp, defined at "
+            "src/helpers.py:1 outside every region") in result.stdout, result.stdout
+
+
+def test_a_template_line_left_above_the_region_is_reported(tmp_path):
+    source = (f"template <class T>\n// {S}HALF_TEMPLATE\nvoid release(void* p) {{\n"
+              f"  delete static_cast<T*>(p);\n}}\n// {E}HALF_TEMPLATE\n")
+    result = run_checker(make_project(tmp_path, source, include("HALF_TEMPLATE")))
+    assert result.returncode == 1
+    assert ("src/lib.cpp:2: [marker-braces] HALF_TEMPLATE: the template line above START is left "
+            "out of the region") in result.stdout, result.stdout

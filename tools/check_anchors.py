@@ -11,7 +11,8 @@ Rules, each reported with file and line:
   marker-empty      the region between them has code
   marker-nested     no region starts inside another
   marker-prefix     no name is a prefix of another (Sphinx matches the first line containing it)
-  marker-braces     a region never splits a declaration: its brackets balance
+  marker-braces     a region never splits a declaration: its brackets balance, and a C++
+                    template's `template <...>` line is inside the region, not just above it
   marker-unused     every marker in the sources is included by some chapter
   chapter-test      every chapter docs/<name>.md has tests/test_<name>.py (hyphens as
                     underscores; the index page's test is tests/test_quickstart.py)
@@ -23,6 +24,11 @@ Rules, each reported with file and line:
   region-helper     a name a listed region uses is not defined in the same file outside every
                     region: a helper the listing calls must be shown too (in a region of its
                     own, included by a chapter)
+  region-helper-elsewhere
+                    the same for a helper of another file of the project: a name a listed
+                    region uses that another file defines outside every region (C/C++: a file
+                    of the same part of the project, unless a listed region declares it;
+                    Python: a name the file imports from a module of the project)
 
 A chapter is a top-level docs/*.md page other than op-coverage.md (generated). Sources are the
 project's code files outside docs/ and tests/ (the tests build deliberately broken fixtures of
@@ -33,6 +39,8 @@ their own). Exits 1 if anything is wrong.
 from __future__ import annotations
 
 import argparse
+import ast
+import bisect
 import os
 import re
 import sys
@@ -45,7 +53,7 @@ _TAG = "LITERALINCLUDE" + " "
 MARKER_RE = re.compile(_TAG + r"(START|END):\s*(\S+)")
 NAME_RE = re.compile(r"^[A-Z0-9_]+$")
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp", ".py", ".toml", ".txt", ".cmake", ".sh"}
-SKIP_DIRS = {".git", "build", "docs", "tests", "__pycache__", ".pytest_cache", "_build"}
+SKIP_DIRS = {".git", ".venv", "build", "docs", "tests", "__pycache__", ".pytest_cache", "_build"}
 DIRECTIVE_RE = re.compile(r"^\s*(?:```+|:::+)\s*\{literalinclude\}\s*(\S+)")
 # LITERALINCLUDE START: WHERE_EXAMPLE_USE_RE
 EXAMPLE_USE_RE = re.compile(r"^\s*(?:```+|:::+)\s*\{(?:literalinclude|run-example)\}\s*(\S+)")
@@ -56,6 +64,7 @@ NOT_CHAPTERS = {"op-coverage", "opinfo-report"}  # generated while the site buil
 # LITERALINCLUDE START: WHERE_ALIASES
 ALIASES = {"index": "quickstart"}  # the index page's example and test are the quick start
 # LITERALINCLUDE END: WHERE_ALIASES
+TEMPLATE_HEAD_RE = re.compile(r"^\s*template\s*<.*>\s*$")  # a C++ template's first line
 OPTION_RE = re.compile(r"^\s*:([\w-]+):\s*(.*?)\s*$")
 
 
@@ -180,6 +189,9 @@ def check_markers(markers: list[Marker], report: Report) -> dict[str, Region]:
         elif not brackets_balance(body, start.path.suffix == ".py"):
             report.add("marker-braces", start.path, start.line,
                        f"{name}: brackets do not balance, so the region splits a declaration")
+        elif start.line >= 2 and TEMPLATE_HEAD_RE.match(lines[start.line - 2]):
+            report.add("marker-braces", start.path, start.line,
+                       f"{name}: the template line above START is left out of the region")
 
     for outer in regions.values():
         for inner in regions.values():
@@ -330,6 +342,7 @@ PY_DEFINITION_RES = [
 ]
 CMAKE_DEFINITION_RES = [re.compile(r"^\s*set\((\w+)", re.M | re.I)]
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+CPP_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
 
 
 def definitions(text: str, suffix: str, name: str) -> list[tuple[str, int]]:
@@ -382,6 +395,125 @@ def check_region_helpers(regions: dict[str, Region], used: set[str], report: Rep
 # LITERALINCLUDE END: WHERE_HELPER_RULE
 
 
+# LITERALINCLUDE START: WHERE_HELPER_ELSEWHERE_RULE
+# A prototype in a listed region shows what a function takes and returns: a caller can copy
+# the call. (A statement that calls a function looks the same: those words do not start one.)
+CPP_DECLARATION_RE = re.compile(r"^[ \t]*((?:[\w:<>,*&]+[ \t]+)+)[*&]?(\w+)\([^;{}]*\)[^;{}=]*;", re.M)
+NOT_A_TYPE = {"return", "throw", "else", "case", "delete", "new", "co_return", "goto", "using"}
+# A member (x.name, p->name) or a name of another library (std::name, at::name, ...) is not
+# ours, whatever files of ours define the same word.
+FOREIGN_RE = re.compile(r"(?:\.|->|\b(?:std|at|c10|torch|py|pybind11|caffe2|libkineto|c10d)::)\s*\w+")
+
+
+def cpp_part(root: Path, path: Path) -> str:
+    """The part of the project a C/C++ file belongs to: the backend (csrc/ and its Python
+    bindings), the driver, or one example or benchmark program. Parts reach each other only
+    through headers that are shown (the driver's C API)."""
+    top = path.relative_to(root).parts
+    if top[0] in {"csrc", "torch_openreg"}:
+        return "backend"
+    return "/".join(top[:2]) if len(top) > 2 else top[0]
+
+
+def python_imports(path: Path, root: Path) -> dict[str, tuple[Path, str]]:
+    """The names a Python file imports from modules of the project: local name -> (the file
+    that defines it, its name there). Scripts import their neighbours by plain name."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except SyntaxError:
+        return {}
+    found = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        parts = (node.module or "").split(".") if node.module else []
+        if node.level:
+            base = path.parent
+            for _ in range(node.level - 1):
+                base = base.parent
+            candidates = [base.joinpath(*parts)]
+        else:
+            candidates = [root.joinpath(*parts), path.parent.joinpath(*parts)]
+        for stem in candidates:
+            module = next((f for f in (stem.with_suffix(".py"), stem / "__init__.py")
+                           if f.is_file()), None)
+            if module is not None:
+                for alias in node.names:
+                    found[alias.asname or alias.name] = (module, alias.name)
+                break
+    return found
+
+
+def outside_and_inside(path: Path, file_regions: list[Region]) -> tuple[dict[str, int], set[str]]:
+    """The names a file defines outside every region (with the line) and inside one."""
+    text = path.read_text(encoding="utf-8")
+    line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    inside, outside = set(), {}
+    for name, offset in definitions(text, path.suffix, path.name):
+        line = bisect.bisect_right(line_starts, offset)
+        if any(r.start < line < r.end for r in file_regions):
+            inside.add(name)
+        else:
+            outside.setdefault(name, line)
+    return outside, inside
+
+
+def check_helpers_elsewhere(root: Path, files: list[Path], regions: dict[str, Region],
+                            used: set[str], report: Report) -> None:
+    by_file: dict[Path, list[Region]] = {}
+    for region in regions.values():
+        by_file.setdefault(region.path, []).append(region)
+    cpp = [f for f in files if f.suffix in CPP_SUFFIXES and GENERATED_DIR not in f.parents]
+    defined: dict[tuple[str, str], list[tuple[Path, int]]] = {}  # (part, name) -> outside
+    shown: set[tuple[str, str]] = set()  # defined or declared in a listed region
+    for path in cpp:
+        outside, inside = outside_and_inside(path, by_file.get(path, []))
+        part = cpp_part(root, path)
+        for name, line in outside.items():
+            defined.setdefault((part, name), []).append((path, line))
+        shown.update((part, name) for name in inside)
+        for region in by_file.get(path, []):
+            if region.name in used:
+                code = strip_strings_and_comments(region.text, False)
+                shown.update((part, m.group(2)) for m in CPP_DECLARATION_RE.finditer(code)
+                             if m.group(1).split()[0] not in NOT_A_TYPE)
+    python_files: dict[Path, tuple[dict[str, int], set[str]]] = {}
+    for path, file_regions in sorted(by_file.items()):
+        if GENERATED_DIR in path.parents:
+            continue
+        for region in sorted(file_regions, key=lambda r: r.start):
+            if region.name not in used:
+                continue
+            if path.suffix in CPP_SUFFIXES:
+                code = FOREIGN_RE.sub(" ", strip_strings_and_comments(region.text, False))
+                code = re.sub(r"^\s*#\s*include[^\n]*", "", code, flags=re.M)
+                part = cpp_part(root, path)
+                for name in sorted(set(IDENT_RE.findall(code))):
+                    elsewhere = [(f, line) for f, line in defined.get((part, name), [])
+                                 if f != path]  # the same file: the rule region-helper
+                    if elsewhere and (part, name) not in shown:
+                        f, line = elsewhere[0]
+                        report.add("region-helper-elsewhere", path, region.start,
+                                   f"{region.name} uses {name}, defined at "
+                                   f"{f.relative_to(root)}:{line} outside every region: show "
+                                   "it in a region of its own")
+            elif path.suffix == ".py":
+                code = re.sub(r"\.\s*\w+", " ", strip_strings_and_comments(region.text, True))
+                names = set(IDENT_RE.findall(code))
+                for local, (module, name) in sorted(python_imports(path, root).items()):
+                    if local not in names or module == path:
+                        continue
+                    if module not in python_files:
+                        python_files[module] = outside_and_inside(module, by_file.get(module, []))
+                    outside, inside = python_files[module]
+                    if name in outside and name not in inside:
+                        report.add("region-helper-elsewhere", path, region.start,
+                                   f"{region.name} uses {local}, defined at "
+                                   f"{module.relative_to(root)}:{outside[name]} outside every "
+                                   "region: show it in a region of its own")
+# LITERALINCLUDE END: WHERE_HELPER_ELSEWHERE_RULE
+
+
 def check(root: Path) -> list[str]:
     root = root.resolve()
     report = Report(root)
@@ -392,6 +524,7 @@ def check(root: Path) -> list[str]:
             report.add("marker-unused", region.path, region.start,
                        f"{name} is not included by any chapter")
     check_region_helpers(regions, used, report)
+    check_helpers_elsewhere(root, source_files(root), regions, used, report)
     check_chapters(root, report)
     return report.problems
 

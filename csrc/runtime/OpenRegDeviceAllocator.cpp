@@ -153,6 +153,7 @@ void update(StatArray& stat, bool small, int64_t amount) {
 }
 // LITERALINCLUDE END: ALLOCATOR_UPDATE
 
+// LITERALINCLUDE START: ALLOCATOR_FOR_EACH_STAT
 template <class F>
 void for_each_stat(CachingDeviceAllocator::DeviceStats& stats, F f) {
   for (auto* array : {&stats.allocation, &stats.segment, &stats.active, &stats.inactive_split,
@@ -161,13 +162,16 @@ void for_each_stat(CachingDeviceAllocator::DeviceStats& stats, F f) {
     for (Stat& stat : *array) f(stat);
   }
 }
+// LITERALINCLUDE END: ALLOCATOR_FOR_EACH_STAT
 
 // LITERALINCLUDE START: ALLOCATOR_IS_FREE
 bool is_free(const Block* b) { return b != nullptr && !b->allocated && b->pending.empty(); }
 // LITERALINCLUDE END: ALLOCATOR_IS_FREE
 
+// LITERALINCLUDE START: ALLOCATOR_GRAPH_POOL_KEY
 // Pool keys are negative: stream ids are not.
 StreamId pool_key(MempoolId_t pool) { return -static_cast<StreamId>(pool.first); }
+// LITERALINCLUDE END: ALLOCATOR_GRAPH_POOL_KEY
 
 // LITERALINCLUDE START: ALLOCATOR_PER_DEVICE_CLASS
 // The caching allocator of one device. Every public method takes the device's
@@ -545,6 +549,7 @@ void DeviceCachingAllocator::record_stream(Block* b, const Stream& stream) {
 }
 // LITERALINCLUDE END: ALLOCATOR_RECORD_STREAM_BLOCK
 
+// LITERALINCLUDE START: ALLOCATOR_PER_DEVICE_STATS
 CachingDeviceAllocator::DeviceStats DeviceCachingAllocator::stats() {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
@@ -605,6 +610,9 @@ void DeviceCachingAllocator::snapshot(AllocatorSnapshot& out) {
   out.device_traces.emplace_back(trace_.begin(), trace_.end());
 }
 
+// LITERALINCLUDE END: ALLOCATOR_PER_DEVICE_STATS
+
+// LITERALINCLUDE START: ALLOCATOR_PER_DEVICE_POOLS
 void DeviceCachingAllocator::begin_allocate_to_pool(StreamId stream, StreamId key) {
   std::lock_guard<std::mutex> lock(mu_);
   TORCH_CHECK(capturing_stream_ < 0, "openreg device ", int(device_), " is already capturing");
@@ -628,6 +636,7 @@ void DeviceCachingAllocator::release_pool(StreamId key) {
     }
   }
 }
+// LITERALINCLUDE END: ALLOCATOR_PER_DEVICE_POOLS
 }  // namespace
 
 // LITERALINCLUDE START: ALLOCATOR_ALLOCATE
@@ -640,6 +649,7 @@ DataPtr OpenRegDeviceAllocator::allocate(size_t nbytes) {
 }
 // LITERALINCLUDE END: ALLOCATOR_ALLOCATE
 
+// LITERALINCLUDE START: ALLOCATOR_FRONT_METHODS
 DeleterFnPtr OpenRegDeviceAllocator::raw_deleter() const { return &delete_block; }
 
 void OpenRegDeviceAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
@@ -649,6 +659,7 @@ void OpenRegDeviceAllocator::copy_data(void* dest, const void* src, std::size_t 
 void OpenRegDeviceAllocator::emptyCache(MempoolId_t) {
   for (DeviceIndex i = 0; i < device_count(); ++i) device_caching_allocator(i).empty_cache();
 }
+// LITERALINCLUDE END: ALLOCATOR_FRONT_METHODS
 
 // LITERALINCLUDE START: ALLOCATOR_RECORD_STREAM_DATAPTR
 namespace {
@@ -678,6 +689,7 @@ void OpenRegDeviceAllocator::recordStream(const DataPtr& ptr, c10::Stream stream
 }
 // LITERALINCLUDE END: ALLOCATOR_RECORD_STREAM_DATAPTR
 
+// LITERALINCLUDE START: ALLOCATOR_FRONT_FORWARDS
 CachingDeviceAllocator::DeviceStats OpenRegDeviceAllocator::getDeviceStats(DeviceIndex device) {
   return device_caching_allocator(device).stats();
 }
@@ -732,6 +744,7 @@ void OpenRegDeviceAllocator::endAllocateToPool(DeviceIndex device) {
 void OpenRegDeviceAllocator::releasePool(DeviceIndex device, MempoolId_t pool) {
   device_caching_allocator(device).release_pool(pool_key(pool));
 }
+// LITERALINCLUDE END: ALLOCATOR_FRONT_FORWARDS
 
 // LITERALINCLUDE START: ALLOCATOR_REGISTER
 OpenRegDeviceAllocator* device_allocator() {

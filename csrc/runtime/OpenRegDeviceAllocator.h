@@ -8,6 +8,7 @@
 
 namespace c10::openreg {
 
+// LITERALINCLUDE START: ALLOCATOR_SNAPSHOT_TYPES
 // One block of a segment, as the snapshot reports it.
 struct BlockSnapshot {
   size_t address;
@@ -42,7 +43,9 @@ struct AllocatorSnapshot {
   std::vector<SegmentSnapshot> segments;
   std::vector<std::vector<TraceEntry>> device_traces;  // per device, oldest first
 };
+// LITERALINCLUDE END: ALLOCATOR_SNAPSHOT_TYPES
 
+// LITERALINCLUDE START: ALLOCATOR_FRONT_CLASS
 // Carves tensors out of large driver allocations (segments), splits and merges
 // blocks, and keeps freed blocks for reuse by the same stream. The driver,
 // whose orFree synchronizes the device like cudaFree, is called rarely. This is
@@ -77,6 +80,7 @@ class OpenRegDeviceAllocator final : public c10::DeviceAllocator {
 };
 
 OpenRegDeviceAllocator* device_allocator();
+// LITERALINCLUDE END: ALLOCATOR_FRONT_CLASS
 
 // LITERALINCLUDE START: ALLOCATOR_SHARED_MEMORY_DELETERS
 // A storage shared with another process (csrc/ipc) holds its memory under a

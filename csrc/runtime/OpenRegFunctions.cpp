@@ -57,6 +57,7 @@ void synchronize_device(DeviceIndex device) {
 }
 // LITERALINCLUDE END: DEVICE_SYNCHRONIZE
 
+// LITERALINCLUDE START: DEVICE_GET_PROPERTIES
 DeviceProperties get_device_properties(DeviceIndex device) {
   check_device_index(device);
   orDeviceProp prop;
@@ -64,10 +65,14 @@ DeviceProperties get_device_properties(DeviceIndex device) {
   return {prop.name, prop.totalGlobalMem, prop.major, prop.minor, prop.multiProcessorCount,
           prop.pciBusID};
 }
+// LITERALINCLUDE END: DEVICE_GET_PROPERTIES
 
+// LITERALINCLUDE START: RUNTIME_ENV_FLAG
+// True when the variable is set to anything but "" or "0".
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
+// LITERALINCLUDE END: RUNTIME_ENV_FLAG
 
 }  // namespace c10::openreg

@@ -156,8 +156,8 @@ void* allocate_body(size_t bytes);
 void free_body(void* memory, size_t bytes);
 // LITERALINCLUDE END: LAUNCH_BODY_MEMORY
 
-template <class F>
 // LITERALINCLUDE START: LAUNCH_RELEASE_BOXED_KERNEL
+template <class F>
 void release_boxed_kernel(void* boxed) {
   static_cast<F*>(boxed)->~F();
   free_body(boxed, sizeof(F));

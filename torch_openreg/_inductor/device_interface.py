@@ -110,8 +110,10 @@ class OpenRegInterface(DeviceInterface):
 # LITERALINCLUDE END: COMPILE_DEVICE_INTERFACE
 
 
+# LITERALINCLUDE START: COMPILE_INTERFACE_REGISTRATION
 def register_device_interface() -> None:
     """Registers OpenRegInterface for ``openreg`` and each ``openreg:<index>`` (idempotent)."""
     register_interface_for_device("openreg", OpenRegInterface)
     for index in range(torch.openreg.device_count()):
         register_interface_for_device(f"openreg:{index}", OpenRegInterface)
+# LITERALINCLUDE END: COMPILE_INTERFACE_REGISTRATION

@@ -7,7 +7,6 @@ Kept free of Inductor imports: a cached compiled module loads this without loadi
 import ctypes
 from typing import Any
 
-import torch
 from torch_openreg import _C
 # LITERALINCLUDE END: INDUCTOR_RUNTIME_IMPORTS
 
@@ -45,11 +44,8 @@ def openreg_kernel(async_compile: Any, arg_types: list[str], source: str) -> Any
 # LITERALINCLUDE END: COMPILE_RUNTIME_KERNEL
 
 
+# LITERALINCLUDE START: COMPILE_RAW_STREAM
 def get_raw_stream(device_index: int) -> int:
     """The driver handle (``orStream_t``) of the current stream of ``device_index``."""
     return _C._current_raw_stream(device_index)
-
-
-def device_guard(device_index: int) -> "torch.openreg.device":
-    """``with device_guard(i):`` makes openreg device ``i`` current, as the wrapper needs."""
-    return torch.openreg.device(device_index)
+# LITERALINCLUDE END: COMPILE_RAW_STREAM

@@ -221,6 +221,7 @@ class device:
 # LITERALINCLUDE END: DEVICE_DEVICE_DEF
 
 
+# LITERALINCLUDE START: DEVICE_MODULE_PROPERTIES
 def get_device_properties(device: _DeviceLike = None) -> dict:
     """Name, total memory, version and processor count of ``device``."""
     _lazy_init()
@@ -230,6 +231,7 @@ def get_device_properties(device: _DeviceLike = None) -> dict:
 def get_device_name(device: _DeviceLike = None) -> str:
     """The marketing name of ``device``."""
     return get_device_properties(device)["name"]
+# LITERALINCLUDE END: DEVICE_MODULE_PROPERTIES
 
 
 # LITERALINCLUDE START: DEVICE_KERNEL_THREADS
@@ -250,6 +252,7 @@ def get_kernel_threads() -> int:
 # LITERALINCLUDE END: DEVICE_KERNEL_THREADS
 
 
+# LITERALINCLUDE START: GENERATOR_PYTHON_DEFAULTS
 class _DefaultGenerators:
     """``torch.openreg.default_generators[i]``: device i's default torch.Generator."""
 
@@ -271,6 +274,7 @@ class _DefaultGenerators:
 
 
 default_generators = _DefaultGenerators()
+# LITERALINCLUDE END: GENERATOR_PYTHON_DEFAULTS
 
 
 # LITERALINCLUDE START: COMPILE_DEVICE_MODULE_HOOKS

@@ -16,6 +16,7 @@ from torch_openreg import _C
 __all__ = ["internal_format", "set_internal_format"]
 
 
+# LITERALINCLUDE START: SERIALIZATION_PYTHON_FORMAT
 def internal_format(tensor: torch.Tensor) -> str:
     """The internal format of an openreg tensor: ``"plain"`` (default), ``"tiled"`` or ``"blocked"``."""
     return _C._internal_format(tensor)
@@ -24,6 +25,7 @@ def internal_format(tensor: torch.Tensor) -> str:
 def set_internal_format(tensor: torch.Tensor, fmt: str) -> None:
     """Records ``fmt`` as the internal format of ``tensor`` (an openreg tensor)."""
     _C._set_internal_format(tensor, fmt)
+# LITERALINCLUDE END: SERIALIZATION_PYTHON_FORMAT
 
 
 # LITERALINCLUDE START: SERIALIZATION_DEEPCOPY

@@ -22,6 +22,7 @@ from torch_openreg import _C
 __all__ = ["ipc_collect"]
 
 
+# LITERALINCLUDE START: SHARING_IPC_COLLECT
 def ipc_collect() -> int:
     """Frees shared memory that this process dropped and every receiver released.
 
@@ -29,6 +30,7 @@ def ipc_collect() -> int:
     held by other processes.
     """
     return _C._ipc_collect()
+# LITERALINCLUDE END: SHARING_IPC_COLLECT
 
 
 # LITERALINCLUDE START: SHARING_DEF_REBUILD_EMPTY_OPENREG_TENSOR

@@ -59,6 +59,7 @@ class Event(torch.Event):
 # LITERALINCLUDE END: STREAMS_PYTHON_CLASSES
 
 
+# LITERALINCLUDE START: STREAMS_PYTHON_FUNCTIONS
 def _wrap(stream: torch.Stream) -> Stream:
     return Stream(stream_id=stream.stream_id, device_index=stream.device_index,
                   device_type=_PRIVATEUSE1)
@@ -104,3 +105,4 @@ class StreamContext:
 def stream(stream: torch.Stream | None) -> StreamContext:
     """Context manager selecting ``stream`` (None: no change)."""
     return StreamContext(stream)
+# LITERALINCLUDE END: STREAMS_PYTHON_FUNCTIONS

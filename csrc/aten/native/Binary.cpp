@@ -165,6 +165,7 @@ at::Tensor binary(BinaryOp kind, const char* op, const at::Tensor& self, const a
 }
 // LITERALINCLUDE END: NATIVE_BINARY_LAUNCH
 
+// LITERALINCLUDE START: NATIVE_BINARY_INPLACE
 template <class Kernel>
 at::Tensor& binary_inplace(BinaryOp kind, const char* op, at::Tensor& self,
                            const at::Tensor& other, Kernel kernel, const c10::Scalar& alpha = 1) {
@@ -173,9 +174,10 @@ at::Tensor& binary_inplace(BinaryOp kind, const char* op, at::Tensor& self,
   check_result(op, self, r.dtype, r.shape);
   return launch_binary(kind, alpha, self, self, other, kernel);
 }
+// LITERALINCLUDE END: NATIVE_BINARY_INPLACE
 
-template <class Kernel>
 // LITERALINCLUDE START: NATIVE_BINARY_OUT
+template <class Kernel>
 at::Tensor& binary_out(BinaryOp kind, const char* op, const at::Tensor& self,
                        const at::Tensor& other, at::Tensor& out, Kernel kernel,
                        const c10::Scalar& alpha = 1) {
@@ -195,6 +197,8 @@ auto add_kernel(const c10::Scalar& alpha) {
   };
 }
 // LITERALINCLUDE END: NATIVE_DEF_ADD_KERNEL
+
+// LITERALINCLUDE START: NATIVE_SUB_MUL_DIV_KERNELS
 auto sub_kernel(const c10::Scalar& alpha) {
   return [alpha](at::Tensor& o, const at::Tensor& a, const at::Tensor& b) {
     at::sub_out(o, a, b, alpha);
@@ -202,6 +206,7 @@ auto sub_kernel(const c10::Scalar& alpha) {
 }
 void mul_kernel(at::Tensor& o, const at::Tensor& a, const at::Tensor& b) { at::mul_out(o, a, b); }
 void div_kernel(at::Tensor& o, const at::Tensor& a, const at::Tensor& b) { at::div_out(o, a, b); }
+// LITERALINCLUDE END: NATIVE_SUB_MUL_DIV_KERNELS
 }  // namespace
 
 // LITERALINCLUDE START: NATIVE_ADD
@@ -210,9 +215,11 @@ at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scala
 }
 // LITERALINCLUDE END: NATIVE_ADD
 
+// LITERALINCLUDE START: NATIVE_INPLACE_ADD
 at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   return binary_inplace(BinaryOp::Add, "add_", self, other, add_kernel(alpha), alpha);
 }
+// LITERALINCLUDE END: NATIVE_INPLACE_ADD
 
 // LITERALINCLUDE START: NATIVE_DEF_ADD_OUT
 at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
@@ -221,6 +228,7 @@ at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const c10::
 }
 // LITERALINCLUDE END: NATIVE_DEF_ADD_OUT
 
+// LITERALINCLUDE START: NATIVE_SUB_MUL_DIV_ENTRY_POINTS
 at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   at::native::sub_check(self, other);
   return binary(BinaryOp::Sub, "sub", self, other, sub_kernel(alpha), alpha);
@@ -260,5 +268,6 @@ at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
 at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   return binary_out(BinaryOp::Div, "div.out", self, other, out, div_kernel);
 }
+// LITERALINCLUDE END: NATIVE_SUB_MUL_DIV_ENTRY_POINTS
 
 }  // namespace at::native::openreg

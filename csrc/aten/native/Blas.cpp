@@ -53,6 +53,7 @@ at::Tensor& launch_mm(at::Tensor& out, const at::Tensor& self, const at::Tensor&
 }
 // LITERALINCLUDE END: NATIVE_MM_LAUNCH
 
+// LITERALINCLUDE START: NATIVE_BLAS_CHECKS_LAUNCHES
 void check_addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2) {
   common_device("addmm", {self, mat1, mat2});
   TORCH_CHECK(mat1.dim() == 2, "mat1 must be a matrix, got ", mat1.dim(), "-D tensor");
@@ -169,7 +170,10 @@ at::Tensor& launch_addbmm(at::Tensor& out, const at::Tensor& self, const at::Ten
   });
   return out;
 }
+// LITERALINCLUDE END: NATIVE_BLAS_CHECKS_LAUNCHES
 }  // namespace
+
+// LITERALINCLUDE START: NATIVE_BLAS_ENTRY_POINTS
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                  const c10::Scalar& beta, const c10::Scalar& alpha) {
@@ -269,6 +273,7 @@ at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const a
   at::native::resize_output(out, {batch1.size(1), batch2.size(2)});
   return launch_addbmm(out, self, batch1, batch2, beta, alpha);
 }
+// LITERALINCLUDE END: NATIVE_BLAS_ENTRY_POINTS
 
 // LITERALINCLUDE START: NATIVE_MM_DEF
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {

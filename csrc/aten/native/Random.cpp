@@ -129,10 +129,10 @@ Draw reserve(const at::Tensor& self, std::optional<at::Generator> gen) {
 }
 // LITERALINCLUDE END: RANDOM_RESERVE
 
+// LITERALINCLUDE START: RANDOM_LAUNCH_FILL
 // Runs fill(value_ref, i) for every element of `self` inside a kernel. Works
 // on a contiguous view, copied back when `self` is strided.
 template <class Fill>
-// LITERALINCLUDE START: RANDOM_LAUNCH_FILL
 at::Tensor& launch_fill(at::Tensor& self, Fill fill) {
   if (self.numel() == 0) return self;
   c10::DeviceGuard guard(self.device());
@@ -154,6 +154,7 @@ void check_floating(const at::Tensor& self, const char* op) {
 // LITERALINCLUDE END: RANDOM_CHECK_FLOATING
 }  // namespace
 
+// LITERALINCLUDE START: RANDOM_UNIFORM
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
   if (self.is_complex()) {  // each component uniform, as PyTorch does
     at::Tensor parts = at::view_as_real(self);
@@ -175,6 +176,7 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
     });
   });
 }
+// LITERALINCLUDE END: RANDOM_UNIFORM
 
 // LITERALINCLUDE START: RANDOM_NORMAL
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
@@ -203,6 +205,7 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
 }
 // LITERALINCLUDE END: RANDOM_NORMAL
 
+// LITERALINCLUDE START: RANDOM_INTEGERS
 namespace {
 // Integers uniform in [from, from + range); range 0 means the full 64 bits.
 at::Tensor& random_in(at::Tensor& self, int64_t from, uint64_t range,
@@ -260,6 +263,7 @@ at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> t
 at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
   return random_from(self, 0, to, gen);
 }
+// LITERALINCLUDE END: RANDOM_INTEGERS
 
 // LITERALINCLUDE START: RANDOM_BERNOULLI
 at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Generator> gen) {
@@ -276,6 +280,7 @@ at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Genera
 }
 // LITERALINCLUDE END: RANDOM_BERNOULLI
 
+// LITERALINCLUDE START: RANDOM_TENSOR_OF_PROBABILITIES
 at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
                              std::optional<at::Generator> gen) {
   common_device("bernoulli_", {self, p});
@@ -300,6 +305,7 @@ at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
   });
   return self;
 }
+// LITERALINCLUDE END: RANDOM_TENSOR_OF_PROBABILITIES
 
 }  // namespace at::native::openreg
 
@@ -348,10 +354,13 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 }
 // LITERALINCLUDE END: RANDOM_NATIVE_DROPOUT
 
+// LITERALINCLUDE START: RANDOM_DROPOUT_BACKWARD
+// The gradient of dropout: the mask, scaled as the forward scaled it.
 at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask,
                                    double scale) {
   return at::mul(at::mul(grad_output, mask), scale);
 }
+// LITERALINCLUDE END: RANDOM_DROPOUT_BACKWARD
 
 }  // namespace at::native::openreg
 

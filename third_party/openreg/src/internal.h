@@ -150,6 +150,7 @@ Task copied_task(void (*fn)(void*), const Args& args, TaskKind kind, PendingActi
 // LITERALINCLUDE END: DRIVER_TASK
 
 // ---- activity records (activity.cpp) -----------------------------------------
+// LITERALINCLUDE START: DRIVER_ACTIVITY_OPEN
 // A launch made while recording carries a PendingActivity; submit() wraps it.
 extern std::atomic<bool> activity_recording;
 PendingActivity* activity_open_slow(orStream_t s, orActivityKind kind, size_t bytes,
@@ -163,6 +164,7 @@ inline PendingActivity* activity_open(orStream_t s, orActivityKind kind, size_t 
 // A task that runs t stamped with its start and end; the record is stored when it finishes.
 Task activity_wrap(const Task& t);
 void activity_discard(PendingActivity* a);  // captured into a graph: never recorded
+// LITERALINCLUDE END: DRIVER_ACTIVITY_OPEN
 
 }  // namespace openreg
 

@@ -95,6 +95,7 @@ char* imported_to_kernel(const void* p) {
 }
 // LITERALINCLUDE END: DRIVER_IMPORTED_TO_KERNEL
 
+// LITERALINCLUDE START: DRIVER_CHECK_IMPORTED_RANGE
 orError_t check_imported_range(const void* p, size_t count, const char* what) {
   std::shared_lock<std::shared_mutex> lock(imports_mu);
   const Import* imp = find_import(p);
@@ -107,6 +108,7 @@ orError_t check_imported_range(const void* p, size_t count, const char* what) {
   }
   return ok();
 }
+// LITERALINCLUDE END: DRIVER_CHECK_IMPORTED_RANGE
 
 }  // namespace openreg
 
@@ -186,8 +188,8 @@ void wait_marker(void* p) {
 }
 // LITERALINCLUDE END: DRIVER_IPC_MARKER_TASKS
 
-template <class T>
 // LITERALINCLUDE START: DRIVER_RELEASE
+template <class T>
 void release(void* p) {
   delete static_cast<T*>(p);
 }

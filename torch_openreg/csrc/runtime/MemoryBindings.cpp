@@ -1,12 +1,15 @@
 // MemoryBindings.cpp: torch.openreg.memory's functions: snapshots, history, fraction, pinned stats.
+// LITERALINCLUDE START: MEMORY_BINDINGS_INCLUDES
 #include "../Bindings.h"
 
 #include <runtime/OpenRegDeviceAllocator.h>
 #include <runtime/OpenRegHostAllocator.h>
+// LITERALINCLUDE END: MEMORY_BINDINGS_INCLUDES
 
 namespace torch_openreg {
 namespace {
 
+// LITERALINCLUDE START: MEMORY_BINDINGS_SNAPSHOT
 py::dict stat_dict(const c10::CachingAllocator::Stat& s) {
   py::dict d;
   d["current"] = s.current;
@@ -67,7 +70,9 @@ py::dict memory_snapshot() {
   result["device_traces"] = traces;
   return result;
 }
+// LITERALINCLUDE END: MEMORY_BINDINGS_SNAPSHOT
 
+// LITERALINCLUDE START: MEMORY_BIND_MEMORY
 py::dict host_memory_stats() {
   at::HostStats stats = c10::openreg::host_allocator()->get_stats();
   py::dict d;
@@ -97,6 +102,7 @@ void bind_memory(py::module_& m) {
 }
 
 OPENREG_BINDINGS(memory, bind_memory);
+// LITERALINCLUDE END: MEMORY_BIND_MEMORY
 
 }  // namespace
 }  // namespace torch_openreg
