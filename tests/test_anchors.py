@@ -271,16 +271,40 @@ def test_members_and_other_libraries_names_are_not_helpers(tmp_path):
     assert run_checker(root).returncode == 0
 
 
-def test_a_python_helper_imported_from_another_module_is_reported(tmp_path):
-    helper = "def clamp(x):\n    return min(x, 4)\n"
-    uses = (f"from helpers import clamp\n\n\n# {S}PY_IMPORTS_CLAMP\ndef clamp_all(xs):\n"
-            f"    return [clamp(x) for x in xs]\n# {E}PY_IMPORTS_CLAMP\n")
-    root = two_file_project(tmp_path, {"helpers.py": helper, "lib.py": uses},
-                            include("PY_IMPORTS_CLAMP", path="../src/lib.py"))
+BINDING = 'void bind(py::module_& m) {\n  m.def("_scale", [](int a) { return 3 * a; });\n}\n'
+PY_ELSEWHERE = {
+    "imported helper": (
+        {"helpers.py": "def clamp(x):\n    return min(x, 4)\n",
+         "lib.py": (f"from helpers import clamp\n\n\n# {S}PY_USES_ELSEWHERE\ndef clamp_all(xs):\n"
+                    f"    return [clamp(x) for x in xs]\n# {E}PY_USES_ELSEWHERE\n")},
+        "uses clamp, defined at src/helpers.py:1 outside every region"),
+    "binding": (
+        {"bindings.cpp": BINDING,
+         "lib.py": (f"from pkg import _C\n\n\n# {S}PY_USES_ELSEWHERE\ndef scaled(a):\n"
+                    f"    return _C._scale(a)\n# {E}PY_USES_ELSEWHERE\n")},
+        "calls _C._scale, bound at src/bindings.cpp:2 outside every region"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PY_ELSEWHERE))
+def test_a_python_helper_of_another_file_is_reported(tmp_path, case):
+    files, expected = PY_ELSEWHERE[case]
+    root = two_file_project(tmp_path, files, include("PY_USES_ELSEWHERE", path="../src/lib.py"))
     result = run_checker(root)
     assert result.returncode == 1
-    assert ("src/lib.py:4: [region-helper-elsewhere] PY_IMPORTS_CLAMP uses clamp, defined at "
-            "src/helpers.py:1 outside every region") in result.stdout, result.stdout
+    assert f"src/lib.py:4: [region-helper-elsewhere] PY_USES_ELSEWHERE {expected}" in \
+        result.stdout, result.stdout
+
+
+def test_a_shown_binding_passes(tmp_path):
+    uses = (f"from pkg import _C\n\n\n# {S}PY_CALLS_BINDING\ndef scaled(a):\n"
+            f"    return _C._scale(a)\n# {E}PY_CALLS_BINDING\n")
+    shown = f"// {S}THE_BINDING\n{BINDING}// {E}THE_BINDING\n"
+    root = two_file_project(tmp_path, {"bindings.cpp": shown, "lib.py": uses},
+                            include("THE_BINDING", path="../src/bindings.cpp")
+                            + include("PY_CALLS_BINDING", path="../src/lib.py"))
+    result = run_checker(root)
+    assert result.returncode == 0, result.stdout
 
 
 def test_a_template_line_left_above_the_region_is_reported(tmp_path):

@@ -28,7 +28,8 @@ Rules, each reported with file and line:
                     the same for a helper of another file of the project: a name a listed
                     region uses that another file defines outside every region (C/C++: a file
                     of the same part of the project, unless a listed region declares it;
-                    Python: a name the file imports from a module of the project)
+                    Python: a name the file imports from a module of the project, and a
+                    _C._name whose pybind11 binding, m.def("_name", ...), is in no listed region)
 
 A chapter is a top-level docs/*.md page other than op-coverage.md (generated). Sources are the
 project's code files outside docs/ and tests/ (the tests build deliberately broken fixtures of
@@ -399,6 +400,8 @@ def check_region_helpers(regions: dict[str, Region], used: set[str], report: Rep
 # A prototype in a listed region shows what a function takes and returns: a caller can copy
 # the call. (A statement that calls a function looks the same: those words do not start one.)
 CPP_DECLARATION_RE = re.compile(r"^[ \t]*((?:[\w:<>,*&]+[ \t]+)+)[*&]?(\w+)\([^;{}]*\)[^;{}=]*;", re.M)
+BINDING_RE = re.compile(r"\bm\.def\(\s*\"(\w+)\"")
+BOUND_CALL_RE = re.compile(r"\b_C\.(\w+)")
 NOT_A_TYPE = {"return", "throw", "else", "case", "delete", "new", "co_return", "goto", "using"}
 # A member (x.name, p->name) or a name of another library (std::name, at::name, ...) is not
 # ours, whatever files of ours define the same word.
@@ -477,6 +480,17 @@ def check_helpers_elsewhere(root: Path, files: list[Path], regions: dict[str, Re
                 code = strip_strings_and_comments(region.text, False)
                 shown.update((part, m.group(2)) for m in CPP_DECLARATION_RE.finditer(code)
                              if m.group(1).split()[0] not in NOT_A_TYPE)
+    # Python reaches C++ through pybind11 bindings: m.def("_name", ...) in a C++ file, called as
+    # _C._name. A listing that calls one needs the binding shown as well.
+    bound: dict[str, tuple[Path, int]] = {}
+    bound_shown: set[str] = set()
+    for path in cpp:
+        text = path.read_text(encoding="utf-8")
+        for m in BINDING_RE.finditer(text):
+            bound.setdefault(m.group(1), (path, text.count("\n", 0, m.start()) + 1))
+        for region in by_file.get(path, []):
+            if region.name in used:
+                bound_shown.update(m.group(1) for m in BINDING_RE.finditer(region.text))
     python_files: dict[Path, tuple[dict[str, int], set[str]]] = {}
     for path, file_regions in sorted(by_file.items()):
         if GENERATED_DIR in path.parents:
@@ -498,7 +512,15 @@ def check_helpers_elsewhere(root: Path, files: list[Path], regions: dict[str, Re
                                    f"{f.relative_to(root)}:{line} outside every region: show "
                                    "it in a region of its own")
             elif path.suffix == ".py":
-                code = re.sub(r"\.\s*\w+", " ", strip_strings_and_comments(region.text, True))
+                plain = strip_strings_and_comments(region.text, True)
+                for name in sorted(set(BOUND_CALL_RE.findall(plain))):
+                    if name in bound and name not in bound_shown:
+                        f, line = bound[name]
+                        report.add("region-helper-elsewhere", path, region.start,
+                                   f"{region.name} calls _C.{name}, bound at "
+                                   f"{f.relative_to(root)}:{line} outside every region: show "
+                                   "the binding in a region of its own")
+                code = re.sub(r"\.\s*\w+", " ", plain)
                 names = set(IDENT_RE.findall(code))
                 for local, (module, name) in sorted(python_imports(path, root).items()):
                     if local not in names or module == path:

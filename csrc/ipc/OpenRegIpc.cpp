@@ -155,6 +155,10 @@ c10::Storage open_shared_storage(const SharedStorageHandle& handle, int memory_f
 }
 // LITERALINCLUDE END: IPC_OPEN_STORAGE
 
+// LITERALINCLUDE START: IPC_RELEASE_AND_COLLECT
+// A storage this process has already opened is not mapped twice: the
+// reference the sender counted for the new message is handed back, ordered
+// after the sender's marker like any release.
 void release_shared_reference(const SharedStorageHandle& handle, int control_fd) {
   DeviceIndex device = local_device(handle.physical_device);
   orIpcControl_t control = nullptr;
@@ -165,5 +169,6 @@ void release_shared_reference(const SharedStorageHandle& handle, int control_fd)
 }
 
 size_t ipc_collect() { return limbo().collect(); }
+// LITERALINCLUDE END: IPC_RELEASE_AND_COLLECT
 
 }  // namespace c10::openreg

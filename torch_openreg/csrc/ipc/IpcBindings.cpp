@@ -11,9 +11,9 @@
 namespace torch_openreg {
 namespace {
 
+// LITERALINCLUDE START: IPC_BINDINGS
 using c10::openreg::SharedStorageHandle;
 
-// LITERALINCLUDE START: IPC_BINDINGS
 py::tuple share_storage(const at::Tensor& tensor) {
   SharedStorageHandle h = c10::openreg::share_storage(tensor.storage());
   return py::make_tuple(h.physical_device, h.memory_fd, h.offset, h.nbytes, h.control_fd,
@@ -29,7 +29,6 @@ at::Tensor open_shared_storage(int physical_device, int memory_fd, size_t offset
   bytes.set_(std::move(storage));
   return bytes;
 }
-// LITERALINCLUDE END: IPC_BINDINGS
 
 void bind_ipc(py::module_& m) {
   m.def("_share_openreg_storage", translating<const at::Tensor&>(share_storage));
@@ -45,6 +44,7 @@ void bind_ipc(py::module_& m) {
 }
 
 OPENREG_BINDINGS(ipc, bind_ipc);
+// LITERALINCLUDE END: IPC_BINDINGS
 
 }  // namespace
 }  // namespace torch_openreg
