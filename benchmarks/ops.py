@@ -273,14 +273,17 @@ OPS: dict[str, Maker] = {
 
 # LITERALINCLUDE START: BENCH_ITERATIONS_FOR
 def iterations_for(fn: Callable[[], object], budget: float) -> int:
-    """How many calls of fn take about `budget` seconds on the CPU."""
-    for _ in range(3):
-        fn()
-    start, count = time.perf_counter(), 0
-    while time.perf_counter() - start < budget / 4 and count < 100000:
-        fn()
-        count += 1
-    per_call = (time.perf_counter() - start) / count
+    """How many calls of fn take about `budget` seconds on the CPU, at its steady rate: the
+    fastest of eight windows of a quarter of the budget. The first milliseconds of a new
+    operator (fresh memory, cold caches, a machine that was idle) can be several times slower,
+    and a count taken there made rounds of a few calls that caught only that phase."""
+    per_call = math.inf
+    for _ in range(8):
+        start, count = time.perf_counter(), 0
+        while (time.perf_counter() - start < budget / 4 or count < 2) and count < 100000:
+            fn()
+            count += 1
+        per_call = min(per_call, (time.perf_counter() - start) / count)
     return max(2, min(20000, int(budget / per_call)))
 # LITERALINCLUDE END: BENCH_ITERATIONS_FOR
 
@@ -408,6 +411,23 @@ class Side:
         self.process.wait()
 
 
+WARM_UP_SECONDS = 0.003  # untimed calls before each round
+
+
+def warm_up(fn: Callable[[], object], finish: Callable[[], None]) -> None:
+    """Calls fn for WARM_UP_SECONDS, waiting for each call. A side starts a round after the other
+    side's, idle since its last round; its first calls then run slow on both sides (a relu of
+    1 M floats after 20 ms of idling: 500-600 us, then 130-240, against 50-60 from about the
+    fifth call on), and on openreg with two kernel threads calls can take 4 or 8 ms, the
+    scheduler's tick, for tens of milliseconds: an idle OpenMP thread spins on the core that the
+    kernel's other thread waits for (with libgomp's spin shortened, GOMP_SPINCOUNT=30000, the
+    stalls went away). A round of a few calls measured that phase rather than the operator."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < WARM_UP_SECONDS:
+        fn()
+        finish()
+
+
 def serve(device: str, kernel_threads: int) -> None:
     """The loop of a side's process: answers `Side.ask`, one line per question."""
     warnings.simplefilter("ignore")  # a fallback warning would be printed into the answers
@@ -427,6 +447,7 @@ def serve(device: str, kernel_threads: int) -> None:
         if iterations == 0:
             print(iterations_for(fn, 0.01), flush=True)
             continue
+        warm_up(fn, finish)
         torch.openreg.reset_fallback_counts()
         seconds = seconds_per_call(fn, finish, iterations)
         print(f"{seconds!r}\t{','.join(sorted(torch.openreg.fallback_counts()))}", flush=True)
