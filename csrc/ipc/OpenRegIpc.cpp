@@ -157,8 +157,10 @@ c10::Storage open_shared_storage(const SharedStorageHandle& handle, int memory_f
 
 // LITERALINCLUDE START: IPC_RELEASE_AND_COLLECT
 // A storage this process has already opened is not mapped twice: the
-// reference the sender counted for the new message is handed back, ordered
-// after the sender's marker like any release.
+// reference the sender counted for the new message is handed back at once
+// (the mapping already open holds its own). The current stream still waits
+// for this message's marker, so work queued after the rebuild sees what the
+// sender wrote before sending.
 void release_shared_reference(const SharedStorageHandle& handle, int control_fd) {
   DeviceIndex device = local_device(handle.physical_device);
   orIpcControl_t control = nullptr;

@@ -50,7 +50,8 @@ struct AllocatorSnapshot {
 // blocks, and keeps freed blocks for reuse by the same stream. The driver,
 // whose orFree synchronizes the device like cudaFree, is called rarely. This is
 // the front PyTorch calls; each device's state and lock live in a per-device
-// DeviceCachingAllocator (OpenRegDeviceAllocator.cpp) that every method forwards to.
+// DeviceCachingAllocator (OpenRegDeviceAllocator.cpp) that the methods forward to
+// (getMemoryInfo asks the driver itself).
 class OpenRegDeviceAllocator final : public c10::DeviceAllocator {
  public:
   DataPtr allocate(size_t nbytes) override;

@@ -223,7 +223,7 @@ class device:
 
 # LITERALINCLUDE START: DEVICE_MODULE_PROPERTIES
 def get_device_properties(device: _DeviceLike = None) -> dict:
-    """Name, total memory, version and processor count of ``device``."""
+    """Name, total memory, version, processor count and physical id of ``device``."""
     _lazy_init()
     return _C._get_device_properties(_get_device_index(device, optional=True))
 

@@ -355,7 +355,8 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 // LITERALINCLUDE END: RANDOM_NATIVE_DROPOUT
 
 // LITERALINCLUDE START: RANDOM_DROPOUT_BACKWARD
-// The gradient of dropout: the mask, scaled as the forward scaled it.
+// grad_output * mask * scale. Autograd passes scale = 1 / (1 - p) (0 for
+// p == 1) in training, 1 otherwise.
 at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask,
                                    double scale) {
   return at::mul(at::mul(grad_output, mask), scale);

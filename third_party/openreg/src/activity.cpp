@@ -8,9 +8,9 @@
 
 namespace openreg {
 
+// LITERALINCLUDE START: DRIVER_ACTIVITY_RECORD
 std::atomic<bool> activity_recording{false};
 
-// LITERALINCLUDE START: DRIVER_ACTIVITY_RECORD
 // What a launch made while recording carries to the stream's worker: the task
 // it wraps and the record the worker completes around it.
 struct PendingActivity {
