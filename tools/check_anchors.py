@@ -399,13 +399,15 @@ def check_region_helpers(regions: dict[str, Region], used: set[str], report: Rep
 # LITERALINCLUDE START: WHERE_HELPER_ELSEWHERE_RULE
 # A prototype in a listed region shows what a function takes and returns: a caller can copy
 # the call. (A statement that calls a function looks the same: those words do not start one.)
-CPP_DECLARATION_RE = re.compile(r"^[ \t]*((?:[\w:<>,*&]+[ \t]+)+)[*&]?(\w+)\([^;{}]*\)[^;{}=]*;", re.M)
+CPP_DECLARATION_RE = re.compile(
+    r"^[ \t]*((?:[\w:<>,*&]+[ \t]+)+)[*&]?(\w+)\([^;{}]*\)[^;{}=]*;", re.M)
 BINDING_RE = re.compile(r"\bm\.def\(\s*\"(\w+)\"")
 BOUND_CALL_RE = re.compile(r"\b_C\.(\w+)")
 NOT_A_TYPE = {"return", "throw", "else", "case", "delete", "new", "co_return", "goto", "using"}
 # A member (x.name, p->name) or a name of another library (std::name, at::name, ...) is not
 # ours, whatever files of ours define the same word.
-FOREIGN_RE = re.compile(r"(?:\.|->|\b(?:std|at|c10|torch|py|pybind11|caffe2|libkineto|c10d)::)\s*\w+")
+FOREIGN_RE = re.compile(
+    r"(?:\.|->|\b(?:std|at|c10|torch|py|pybind11|caffe2|libkineto|c10d)::)\s*\w+")
 
 
 def cpp_part(root: Path, path: Path) -> str:
