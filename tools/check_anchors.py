@@ -362,23 +362,32 @@ def definitions(text: str, suffix: str, name: str) -> list[tuple[str, int]]:
 GENERATED_DIR = Path(__file__).resolve().parent.parent / "examples" / "generated"
 
 
-def check_region_helpers(regions: dict[str, Region], used: set[str], report: Report) -> None:
+def regions_by_file(regions: dict[str, Region]) -> dict[Path, list[Region]]:
     by_file: dict[Path, list[Region]] = {}
     for region in regions.values():
         by_file.setdefault(region.path, []).append(region)
-    for path, file_regions in sorted(by_file.items()):
+    return by_file
+
+
+def outside_and_inside(path: Path, text: str,
+                       file_regions: list[Region]) -> tuple[dict[str, int], set[str]]:
+    """The names a file defines outside every region (with the line) and inside one."""
+    line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    inside, outside = set(), {}
+    for name, offset in definitions(text, path.suffix, path.name):
+        line = bisect.bisect_right(line_starts, offset)
+        if any(r.start < line < r.end for r in file_regions):
+            inside.add(name)
+        else:
+            outside.setdefault(name, line)
+    return outside, inside
+
+
+def check_region_helpers(regions: dict[str, Region], used: set[str], report: Report) -> None:
+    for path, file_regions in sorted(regions_by_file(regions).items()):
         if GENERATED_DIR in path.parents:
             continue  # generated code (a test regenerates it): its listing shows what a tool wrote
-        text = path.read_text(encoding="utf-8")
-        line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
-        inside, outside = set(), {}
-        for name, offset in definitions(text, path.suffix, path.name):
-            line = next(n for n, start in enumerate(line_starts, 1)
-                        if n == len(line_starts) or line_starts[n] > offset)
-            if any(r.start < line < r.end for r in file_regions):
-                inside.add(name)
-            else:
-                outside.setdefault(name, line)
+        outside, inside = outside_and_inside(path, path.read_text(encoding="utf-8"), file_regions)
         python = path.suffix == ".py"
         for region in sorted(file_regions, key=lambda r: r.start):
             if region.name not in used:
@@ -449,49 +458,31 @@ def python_imports(path: Path, root: Path) -> dict[str, tuple[Path, str]]:
     return found
 
 
-def outside_and_inside(path: Path, file_regions: list[Region]) -> tuple[dict[str, int], set[str]]:
-    """The names a file defines outside every region (with the line) and inside one."""
-    text = path.read_text(encoding="utf-8")
-    line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
-    inside, outside = set(), {}
-    for name, offset in definitions(text, path.suffix, path.name):
-        line = bisect.bisect_right(line_starts, offset)
-        if any(r.start < line < r.end for r in file_regions):
-            inside.add(name)
-        else:
-            outside.setdefault(name, line)
-    return outside, inside
-
-
 def check_helpers_elsewhere(root: Path, files: list[Path], regions: dict[str, Region],
                             used: set[str], report: Report) -> None:
-    by_file: dict[Path, list[Region]] = {}
-    for region in regions.values():
-        by_file.setdefault(region.path, []).append(region)
+    by_file = regions_by_file(regions)
     cpp = [f for f in files if f.suffix in CPP_SUFFIXES and GENERATED_DIR not in f.parents]
     defined: dict[tuple[str, str], list[tuple[Path, int]]] = {}  # (part, name) -> outside
     shown: set[tuple[str, str]] = set()  # defined or declared in a listed region
-    for path in cpp:
-        outside, inside = outside_and_inside(path, by_file.get(path, []))
-        part = cpp_part(root, path)
-        for name, line in outside.items():
-            defined.setdefault((part, name), []).append((path, line))
-        shown.update((part, name) for name in inside)
-        for region in by_file.get(path, []):
-            if region.name in used:
-                code = strip_strings_and_comments(region.text, False)
-                shown.update((part, m.group(2)) for m in CPP_DECLARATION_RE.finditer(code)
-                             if m.group(1).split()[0] not in NOT_A_TYPE)
     # Python reaches C++ through pybind11 bindings: m.def("_name", ...) in a C++ file, called as
     # _C._name. A listing that calls one needs the binding shown as well.
     bound: dict[str, tuple[Path, int]] = {}
     bound_shown: set[str] = set()
     for path in cpp:
         text = path.read_text(encoding="utf-8")
+        file_regions = by_file.get(path, [])
+        outside, inside = outside_and_inside(path, text, file_regions)
+        part = cpp_part(root, path)
+        for name, line in outside.items():
+            defined.setdefault((part, name), []).append((path, line))
+        shown.update((part, name) for name in inside)
         for m in BINDING_RE.finditer(text):
             bound.setdefault(m.group(1), (path, text.count("\n", 0, m.start()) + 1))
-        for region in by_file.get(path, []):
+        for region in file_regions:
             if region.name in used:
+                code = strip_strings_and_comments(region.text, False)
+                shown.update((part, m.group(2)) for m in CPP_DECLARATION_RE.finditer(code)
+                             if m.group(1).split()[0] not in NOT_A_TYPE)
                 bound_shown.update(m.group(1) for m in BINDING_RE.finditer(region.text))
     python_files: dict[Path, tuple[dict[str, int], set[str]]] = {}
     for path, file_regions in sorted(by_file.items()):
@@ -528,7 +519,8 @@ def check_helpers_elsewhere(root: Path, files: list[Path], regions: dict[str, Re
                     if local not in names or module == path:
                         continue
                     if module not in python_files:
-                        python_files[module] = outside_and_inside(module, by_file.get(module, []))
+                        python_files[module] = outside_and_inside(
+                            module, module.read_text(encoding="utf-8"), by_file.get(module, []))
                     outside, inside = python_files[module]
                     if name in outside and name not in inside:
                         report.add("region-helper-elsewhere", path, region.start,
