@@ -433,6 +433,11 @@ def warm_up(fn: Callable[[], object], finish: Callable[[], None]) -> None:
 def serve(device: str, kernel_threads: int) -> None:
     """The loop of a side's process: answers `Side.ask`, one line per question."""
     warnings.simplefilter("ignore")  # a fallback warning would be printed into the answers
+    # Both sides start openreg's runtime: when it starts, the driver raises glibc's mmap and
+    # trim thresholds for the whole process (see the guide), and a CPU side without them pays
+    # page faults on fresh megabyte temporaries that the openreg side does not (a CPU conv2d of
+    # 1 M floats: 5-8 ms instead of 2-3).
+    torch.zeros(1, device="openreg")
     if device == "openreg":
         use_kernel_threads(kernel_threads)
     finish = torch.openreg.synchronize if device == "openreg" else (lambda: None)
