@@ -29,7 +29,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import use_kernel_threads  # noqa: E402  (the shared harness)
+from run import start_openreg, use_kernel_threads  # noqa: E402  (the shared harness)
 # LITERALINCLUDE END: BENCH_AMP_IMPORTS
 
 
@@ -84,6 +84,7 @@ ROWS = (  # (openreg dtype, CPU dtype, label, target)
 
 def serve(device: str, kernel_threads: int) -> None:
     """A side's process: for each line `job dtype iterations`, the seconds a step takes."""
+    start_openreg()  # on both sides: the CPU side's host allocator must match openreg's
     if device == "openreg":
         use_kernel_threads(kernel_threads)
     finish = torch.openreg.synchronize if device == "openreg" else (lambda: None)

@@ -39,7 +39,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import add_kernel_threads_option, seconds_per_call, use_kernel_threads  # noqa: E402
+from run import (  # noqa: E402
+    add_kernel_threads_option, seconds_per_call, start_openreg, use_kernel_threads)
 # LITERALINCLUDE END: BENCH_IMPORTS
 
 # LITERALINCLUDE START: BENCH_SIZES
@@ -433,11 +434,7 @@ def warm_up(fn: Callable[[], object], finish: Callable[[], None]) -> None:
 def serve(device: str, kernel_threads: int) -> None:
     """The loop of a side's process: answers `Side.ask`, one line per question."""
     warnings.simplefilter("ignore")  # a fallback warning would be printed into the answers
-    # Both sides start openreg's runtime: when it starts, the driver raises glibc's mmap and
-    # trim thresholds for the whole process (see the guide), and a CPU side without them pays
-    # page faults on fresh megabyte temporaries that the openreg side does not (a CPU conv2d of
-    # 1 M floats: 5-8 ms instead of 2-3).
-    torch.zeros(1, device="openreg")
+    start_openreg()  # on both sides: the CPU side's host allocator must match openreg's
     if device == "openreg":
         use_kernel_threads(kernel_threads)
     finish = torch.openreg.synchronize if device == "openreg" else (lambda: None)

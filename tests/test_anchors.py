@@ -229,6 +229,20 @@ def test_python_helpers_outside_regions_are_reported(tmp_path):
     assert "LIMIT" not in result.stdout  # used by the helper, not by the listing
 
 
+def test_a_keyword_argument_is_not_a_helper(tmp_path):
+    """f(device="x") names f's parameter, not the module's variable of the same name."""
+    source = (f"device = 'cpu'\n\n\n# {S}PY_KEYWORD\ndef make(f):\n"
+              f"    return f(1, device='openreg') == f(device ==1)\n# {E}PY_KEYWORD\n")
+    result = run_checker(make_project(tmp_path, source, include("PY_KEYWORD", path="../src/lib.py"),
+                                      suffix=".py"))
+    assert result.returncode == 1  # the comparison is a use
+    assert "[region-helper] PY_KEYWORD uses device, defined at line 1" in result.stdout
+    fixed = source.replace("f(device ==1)", "f(device=1)")
+    (tmp_path / "src" / "lib.py").write_text(fixed)
+    result = run_checker(tmp_path)
+    assert result.returncode == 0, result.stdout
+
+
 # ---- helpers in other files of the project: region-helper-elsewhere ----
 
 def two_file_project(tmp_path: Path, files: dict[str, str], doc: str) -> Path:

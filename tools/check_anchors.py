@@ -343,6 +343,7 @@ PY_DEFINITION_RES = [
 ]
 CMAKE_DEFINITION_RES = [re.compile(r"^\s*set\((\w+)", re.M | re.I)]
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+KEYWORD_ARGUMENT_RE = re.compile(r"([(,]\s*)\w+\s*=(?!=)")
 CPP_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
 
 
@@ -397,6 +398,8 @@ def check_region_helpers(regions: dict[str, Region], used: set[str], report: Rep
             else:
                 code = re.sub(r"#[^\n]*", "", region.text)
             code = re.sub(r"^\s*#\s*include[^\n]*", "", code, flags=re.M)  # file names
+            if python:  # a keyword argument's name (f(device="x")) names no variable of ours
+                code = KEYWORD_ARGUMENT_RE.sub(r"\1", code)
             names = set(IDENT_RE.findall(code))
             for name in sorted(names & set(outside) - inside):
                 report.add("region-helper", path, region.start,
