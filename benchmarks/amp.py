@@ -79,6 +79,7 @@ ROWS = (  # (openreg dtype, CPU dtype, label, target)
     ("fp16", "fp16", "fp16+scaler / CPU fp16+scaler", "<=1.20"),
     ("fp16", "bf16", "fp16+scaler / CPU bf16", "-"),
     ("fp16", "fp32", "fp16+scaler / CPU float32", "-"),
+    ("fp32", "fp32", "float32 / CPU float32", "<=1.10"),  # the plain step, for reference
 )
 
 

@@ -417,7 +417,8 @@ def test_benchmark_harness_runs():
     assert "openreg: kernels on 2, host 1" in result.stdout.splitlines()[0]
     for model in ("CNN", "transformer"):
         for case in ("bf16 / CPU bf16", "fp16+scaler / CPU fp16+scaler",
-                     "fp16+scaler / CPU bf16", "fp16+scaler / CPU float32"):
+                     "fp16+scaler / CPU bf16", "fp16+scaler / CPU float32",
+                     "float32 / CPU float32"):
             assert f"{model}, {case}" in result.stdout, (model, case)
     refused = subprocess.run(amp + ["--kernel-threads", "0"], capture_output=True, text=True,
                              timeout=120)
