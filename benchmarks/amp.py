@@ -10,8 +10,10 @@ work: the same dtype under torch.autocast("cpu"), the same GradScaler for float1
 rows put the float16 step next to what this machine's CPU runs fast: its bfloat16 step (the
 CPU has bfloat16 instructions but no float16 arithmetic, so openreg's float16 kernels
 compute in float32, as CUDA's accumulate) and its float32 step (the arithmetic those kernels
-actually do). Rounds alternate CPU and openreg; each ratio is the median of the per-round
-ratios (openreg / CPU; lower is better). The target for the same-work rows is <= 1.20.
+actually do). A last row is the plain float32 step on both sides, without autocast (the
+training step of run.py, measured here with persistent processes). Rounds alternate CPU and
+openreg; each ratio is the median of the per-round ratios (openreg / CPU; lower is better).
+The targets: <= 1.20 for the same-work autocast rows, <= 1.10 for the float32 row.
 Each side runs in a process of its own, as in ops.py: the device's kernel threads and the
 CPU side's OpenMP threads in one process would slow each other. openreg's kernels get the
 backend's default of one thread, or `--kernel-threads N` (the host side then takes one).
