@@ -418,9 +418,9 @@ WARM_UP_SECONDS = 0.003  # untimed calls before each round
 def warm_up(fn: Callable[[], object], finish: Callable[[], None]) -> None:
     """Calls fn at least twice and for WARM_UP_SECONDS, waiting for each call; a new operator's
     first calls (fresh caches and allocations) happen here, or in iterations_for's first window.
-    A side starts a round after the other side's, idle since its last round; its first calls then run slow on both sides (a relu of
-    1 M floats after 20 ms of idling: 500-600 us, then 130-240, against 50-60 from about the
-    fifth call on), and on openreg with two kernel threads calls can take 4 or 8 ms, the
+    A side starts a round after the other side's, idle since its last round; its first calls
+    then run slow on both sides (a relu of 1 M floats after 20 ms of idling: 500-600 us, then
+    130-240, against 50-60 from about the fifth call on), and on openreg with two kernel threads calls can take 4 or 8 ms, the
     scheduler's tick, for tens of milliseconds: an idle OpenMP thread spins on the core that the
     kernel's other thread waits for (with libgomp's spin shortened, GOMP_SPINCOUNT=30000, the
     stalls went away). A round of a few calls measured that phase rather than the operator."""

@@ -165,8 +165,7 @@ def event_timing_error(quick: bool) -> tuple[float, float]:
 OPS_SNIPPET = """
 import time, statistics, torch, torch.nn.functional as F
 import warnings; warnings.simplefilter("ignore")
-device = "{device}"
-torch.zeros(1, device="openreg")  # both sides start openreg's runtime (see start_openreg)
+{setup}device = "{device}"
 torch.manual_seed(0)
 x = torch.randn(1 << 20, device=device)
 m = torch.randn(512, 512, device=device)
@@ -196,7 +195,8 @@ def op_paths(quick: bool) -> dict[str, dict[str, float]]:
     runs = {"cpu": ("cpu", {}), "openreg": ("openreg", {}),
             "fallback": ("openreg", {"OPENREG_NO_BORROWED": "1"})}
     for label, (device, extra) in runs.items():
-        code = OPS_SNIPPET.format(device=device, rounds=1 if quick else 5, n=1 if quick else 20)
+        code = OPS_SNIPPET.format(setup=side_setup(device, None), device=device,
+                                  rounds=1 if quick else 5, n=1 if quick else 20)
         out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **extra},
                              capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
@@ -237,10 +237,10 @@ jobs = {{"CNN training step": (cnn, torch.randn(64, 3, 32, 32), torch.randint(0,
 for name, (make, x, y, loss_fn) in jobs.items():
     print(name, step_time(make, x, y, loss_fn, "{device}"))
 """
-def models_setup(device: str, kernel_threads: int) -> str:
+def side_setup(device: str, kernel_threads: int | None) -> str:
     """The lines a side's process runs first: openreg's runtime on both sides (`start_openreg`),
-    then on the openreg side its kernel threads, and one thread for the host when the kernels
-    take more (docs/device-kernels.md, "Threads of a kernel")."""
+    then on the openreg side its kernel threads (None: the backend's default), and one thread
+    for the host when the kernels take more (docs/device-kernels.md, "Threads of a kernel")."""
     here = os.path.dirname(os.path.abspath(__file__))
     setup = (f"import sys; sys.path.insert(0, {here!r})\n"
              "from run import start_openreg, use_kernel_threads; start_openreg()\n")
@@ -257,7 +257,7 @@ def model_steps(quick: bool, kernel_threads: int) -> list[tuple[str, float, floa
     times: dict[str, dict[str, list[float]]] = {}
     for _ in range(rounds):
         for device in ("cpu", "openreg"):
-            code = MODELS_SNIPPET.format(setup=models_setup(device, kernel_threads),
+            code = MODELS_SNIPPET.format(setup=side_setup(device, kernel_threads),
                                          steps=steps, device=device)
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                  check=True).stdout

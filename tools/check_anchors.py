@@ -344,6 +344,13 @@ PY_DEFINITION_RES = [
 CMAKE_DEFINITION_RES = [re.compile(r"^\s*set\((\w+)", re.M | re.I)]
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")
 KEYWORD_ARGUMENT_RE = re.compile(r"([(,]\s*)\w+\s*=(?!=)")
+
+
+def python_names(code: str) -> set[str]:
+    """The names a stripped Python listing uses as variables: not attributes (x.name) and not
+    keyword arguments (f(name=...)), which name nothing of the module's."""
+    code = re.sub(r"\.\s*\w+", " ", KEYWORD_ARGUMENT_RE.sub(r"\1", code))
+    return set(IDENT_RE.findall(code))
 CPP_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp"}
 
 
@@ -398,9 +405,7 @@ def check_region_helpers(regions: dict[str, Region], used: set[str], report: Rep
             else:
                 code = re.sub(r"#[^\n]*", "", region.text)
             code = re.sub(r"^\s*#\s*include[^\n]*", "", code, flags=re.M)  # file names
-            if python:  # a keyword argument's name (f(device="x")) names no variable of ours
-                code = KEYWORD_ARGUMENT_RE.sub(r"\1", code)
-            names = set(IDENT_RE.findall(code))
+            names = python_names(code) if python else set(IDENT_RE.findall(code))
             for name in sorted(names & set(outside) - inside):
                 report.add("region-helper", path, region.start,
                            f"{region.name} uses {name}, defined at line {outside[name]} outside "
@@ -516,8 +521,7 @@ def check_helpers_elsewhere(root: Path, files: list[Path], regions: dict[str, Re
                                    f"{region.name} calls _C.{name}, bound at "
                                    f"{f.relative_to(root)}:{line} outside every region: show "
                                    "the binding in a region of its own")
-                code = re.sub(r"\.\s*\w+", " ", plain)
-                names = set(IDENT_RE.findall(code))
+                names = python_names(plain)
                 for local, (module, name) in sorted(python_imports(path, root).items()):
                     if local not in names or module == path:
                         continue
