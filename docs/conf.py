@@ -19,6 +19,7 @@ extensions = [
     "sphinx_tabs.tabs",
     "sphinx_copybutton",
     "sphinx.ext.graphviz",
+    "listing",
     "run_example",
     "example_figure",
 ]

@@ -17,9 +17,9 @@ CHECKER = ROOT / "tools" / "check_anchors.py"
 S, E = "LITERALINCLUDE START: ", "LITERALINCLUDE END: "
 
 
-def include(name: str, path: str = "../src/lib.cpp", extra: str = "") -> str:
-    return (f"```{{literalinclude}} {path}\n:language: c++\n:start-after: {S}{name}\n"
-            f":end-before: {E}{name}\n{extra}```\n")
+def include(name: str, path: str = "", extra: str = "") -> str:
+    """A chapter's listing of region `name` (the path is not needed: regions are found by name)."""
+    return f"```{{listing}} {name}\n{extra}```\n"
 
 
 def make_project(tmp_path: Path, source: str, doc: str, suffix: str = ".cpp") -> Path:
@@ -59,20 +59,14 @@ def test_a_correct_fixture_passes(tmp_path):
 
 
 BROKEN = {
-    "include-file": (GOOD_SOURCE, include("GOOD_REGION", path="../src/missing.cpp"),
-                     "docs/chapter.md:1: [include-file] ../src/missing.cpp does not exist"),
-    "include-markers-unknown": (GOOD_SOURCE, include("GOOD_REGION") + include("OTHER_REGION"),
-                                "docs/chapter.md:6: [include-markers] no region named OTHER_REGION"),
-    "include-markers-mismatch": (
-        GOOD_SOURCE,
-        f"```{{literalinclude}} ../src/lib.cpp\n:start-after: {S}GOOD_REGION\n"
-        f":end-before: {E}OTHER\n```\n",
-        "[include-markers] START GOOD_REGION and END OTHER name different regions"),
-    "include-markers-missing": (GOOD_SOURCE,
-                                "```{literalinclude} ../src/lib.cpp\n:language: c++\n```\n",
-                                "docs/chapter.md:1: [include-markers] needs :start-after:"),
-    "include-lines": (GOOD_SOURCE, include("GOOD_REGION", extra=":lines: 2-4\n"),
-                      "docs/chapter.md:1: [include-lines] :lines: ranges drift"),
+    "listing-name": (GOOD_SOURCE, include("GOOD_REGION") + include("OTHER_REGION"),
+                     "docs/chapter.md:3: [listing-name] no region named OTHER_REGION"),
+    "listing-only": (GOOD_SOURCE,
+                     include("GOOD_REGION") + f"```{{literalinclude}} ../src/lib.cpp\n"
+                     f":start-after: {S}GOOD_REGION\n:end-before: {E}GOOD_REGION\n```\n",
+                     "docs/chapter.md:3: [listing-only] show code with ```{listing} NAME"),
+    "listing-only-lines": (GOOD_SOURCE, include("GOOD_REGION", extra=":lines: 2-4\n"),
+                           "docs/chapter.md:2: [listing-only]"),
     "marker-name": (f"// {S}lower_case\nint x;\n// {E}lower_case\n", include("lower_case"),
                     "src/lib.cpp:1: [marker-name] marker name 'lower_case' is not [A-Z0-9_]+"),
     "marker-pair-duplicate": (GOOD_SOURCE + f"// {S}GOOD_REGION\nint y;\n",
@@ -93,16 +87,8 @@ BROKEN = {
                       "src/lib.cpp:2: [marker-braces] HALF: brackets do not balance"),
     "marker-unused": (GOOD_SOURCE + f"// {S}NOBODY_READS\nint z;\n// {E}NOBODY_READS\n",
                       include("GOOD_REGION"),
-                      "[marker-unused] NOBODY_READS is not included by any chapter"),
+                      "[marker-unused] NOBODY_READS is not listed by any chapter"),
 }
-
-
-BROKEN["region-helper"] = (
-    f"const int kScale = 3;\nint scale(int a) {{\n  return a * kScale;\n}}\n"
-    f"// {S}USES_HELPER\nint twice_scaled(int a) {{\n  return 2 * scale(a);\n}}\n"
-    f"// {E}USES_HELPER\n", include("USES_HELPER"),
-    "src/lib.cpp:5: [region-helper] USES_HELPER uses scale, defined at line 2 outside every "
-    "region")
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
@@ -120,7 +106,7 @@ def test_braces_in_strings_and_comments_do_not_count(tmp_path):
 
 def test_python_regions_are_checked_for_balance(tmp_path):
     source = f"# {S}PY_HALF\nvalue = compute(\n# {E}PY_HALF\n    1)\n"
-    doc = include("PY_HALF", path="../src/lib.py")
+    doc = include("PY_HALF")
     result = run_checker(make_project(tmp_path, source, doc, suffix=".py"))
     assert "[marker-braces] PY_HALF" in result.stdout
 
@@ -186,7 +172,7 @@ BROKEN_CHAPTERS = {
     "example-untested": (
         {"memory.py": "print(1)\n"}, {"test_memory.py": "", "test_streams.py": ""},
         {"memory.md": "# M\n", "streams.md": "# S\n\n" + show("memory.py")},
-        "docs/streams.md:3: [example-untested] ../examples/memory.py is shown by the chapter but "
+        "docs/streams.md:1: [example-untested] memory.py is shown by the chapter but "
         "no test runs it"),
 }
 
@@ -208,49 +194,18 @@ def test_an_example_belongs_to_the_longest_chapter_name(tmp_path):
            "device-kernels.md, but tests/test_device_kernels.py" in result.stdout, result.stdout
 
 
-def test_a_helper_shown_in_its_own_region_passes(tmp_path):
-    source = (f"// {S}THE_HELPER\nint scale(int a) {{\n  return a * 3;\n}}\n// {E}THE_HELPER\n"
-              f"// {S}USES_HELPER\nint twice_scaled(int a) {{\n  return 2 * scale(a);\n}}\n"
-              f"// {E}USES_HELPER\n")
-    doc = include("THE_HELPER") + include("USES_HELPER")
-    result = run_checker(make_project(tmp_path, source, doc))
-    assert result.returncode == 0, result.stdout
+# ---- helpers: what the guide links below a listing (tools/regions.py, CodeIndex.helpers) ----
 
+def helpers_of(tmp_path: Path, files: dict[str, str], name: str) -> list[str]:
+    """The helpers the guide would link below region `name`, as 'name@file:line'."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import regions
 
-def test_python_helpers_outside_regions_are_reported(tmp_path):
-    source = (f"LIMIT = 4\n\n\ndef clamp(x):\n    return min(x, LIMIT)\n\n\n"
-              f"# {S}PY_USES\ndef clamp_all(xs):\n    return [clamp(x) for x in xs]\n"
-              f"# {E}PY_USES\n")
-    result = run_checker(make_project(tmp_path, source, include("PY_USES", path="../src/lib.py"),
-                                      suffix=".py"))
-    assert result.returncode == 1
-    assert "[region-helper] PY_USES uses clamp, defined at line 4 outside every region" in \
-        result.stdout
-    assert "LIMIT" not in result.stdout  # used by the helper, not by the listing
-
-
-def test_a_keyword_argument_is_not_a_helper(tmp_path):
-    """f(device="x") names f's parameter, not the module's variable of the same name."""
-    source = (f"device = 'cpu'\n\n\n# {S}PY_KEYWORD\ndef make(f):\n"
-              f"    return f(1, device='openreg') == f(device ==1)\n# {E}PY_KEYWORD\n")
-    result = run_checker(make_project(tmp_path, source, include("PY_KEYWORD", path="../src/lib.py"),
-                                      suffix=".py"))
-    assert result.returncode == 1  # the comparison is a use
-    assert "[region-helper] PY_KEYWORD uses device, defined at line 1" in result.stdout
-    fixed = source.replace("f(device ==1)", "f(device=1)")
-    (tmp_path / "src" / "lib.py").write_text(fixed)
-    result = run_checker(tmp_path)
-    assert result.returncode == 0, result.stdout
-
-
-# ---- helpers in other files of the project: region-helper-elsewhere ----
-
-def two_file_project(tmp_path: Path, files: dict[str, str], doc: str) -> Path:
-    make_project(tmp_path, "", doc)
-    (tmp_path / "src" / "lib.cpp").unlink()
-    for name, text in files.items():
-        (tmp_path / "src" / name).write_text(textwrap.dedent(text))
-    return tmp_path
+    (tmp_path / "src").mkdir(exist_ok=True)
+    for file, text in files.items():
+        (tmp_path / "src" / file).write_text(textwrap.dedent(text))
+    index = regions.CodeIndex(tmp_path)
+    return [f"{d.name}@{d.path.name}:{d.line}" for d in index.helpers(index.regions[name])]
 
 
 HELPER_CPP = "int scale(int a) {\n  return a * 3;\n}\n"
@@ -258,67 +213,42 @@ USES_SCALE = (f"int scale(int a);\n// {S}USES_SCALE\nint twice_scaled(int a) {{\
               f"  return 2 * scale(a);\n}}\n// {E}USES_SCALE\n")
 
 
-def test_a_cpp_helper_of_another_file_is_reported(tmp_path):
-    root = two_file_project(tmp_path, {"helper.cpp": HELPER_CPP, "lib.cpp": USES_SCALE},
-                            include("USES_SCALE"))
-    result = run_checker(root)
-    assert result.returncode == 1
-    assert ("src/lib.cpp:2: [region-helper-elsewhere] USES_SCALE uses scale, defined at "
-            "src/helper.cpp:1 outside every region") in result.stdout, result.stdout
+def test_a_helper_of_the_same_file_is_linked(tmp_path):
+    source = (f"const int kScale = 3;\nint scale(int a) {{\n  return a * kScale;\n}}\n"
+              f"// {S}USES_HELPER\nint twice_scaled(int a) {{\n  return 2 * scale(a);\n}}\n"
+              f"// {E}USES_HELPER\n")
+    # kScale is used by the helper, not by the listing: the reader finds it beside the helper.
+    assert helpers_of(tmp_path, {"lib.cpp": source}, "USES_HELPER") == ["scale@lib.cpp:2"]
 
 
-def test_a_listed_prototype_shows_the_helper(tmp_path):
-    """A C API: the header's listing declares the function, its definition stays unlisted."""
-    header = f"// {S}THE_API\nint scale(int a);\n// {E}THE_API\n"
-    root = two_file_project(tmp_path, {"helper.cpp": HELPER_CPP, "api.h": header,
-                                       "lib.cpp": USES_SCALE},
-                            include("THE_API", path="../src/api.h") + include("USES_SCALE"))
-    result = run_checker(root)
-    assert result.returncode == 0, result.stdout
+def test_a_helper_of_another_file_of_the_same_part_is_linked(tmp_path):
+    files = {"helper.cpp": HELPER_CPP, "lib.cpp": USES_SCALE}
+    assert helpers_of(tmp_path, files, "USES_SCALE") == ["scale@helper.cpp:1"]
 
 
-def test_members_and_other_libraries_names_are_not_helpers(tmp_path):
-    uses = (f"// {S}USES_MEMBERS\nint f(const Thing& t) {{\n  return t.scale(2) + "
-            f"std::scale(3);\n}}\n// {E}USES_MEMBERS\n")
-    root = two_file_project(tmp_path, {"helper.cpp": HELPER_CPP, "lib.cpp": uses},
-                            include("USES_MEMBERS"))
-    assert run_checker(root).returncode == 0
+def test_locals_members_and_other_libraries_names_are_not_helpers(tmp_path):
+    uses = (f"// {S}USES_MEMBERS\nint f(const Thing& t, int scale) {{\n  return t.scale(2) + "
+            f"std::scale(3) + scale;\n}}\n// {E}USES_MEMBERS\n")
+    assert helpers_of(tmp_path, {"helper.cpp": HELPER_CPP, "lib.cpp": uses}, "USES_MEMBERS") == []
 
 
-BINDING = 'void bind(py::module_& m) {\n  m.def("_scale", [](int a) { return 3 * a; });\n}\n'
-PY_ELSEWHERE = {
-    "imported helper": (
-        {"helpers.py": "def clamp(x):\n    return min(x, 4)\n",
-         "lib.py": (f"from helpers import clamp\n\n\n# {S}PY_USES_ELSEWHERE\ndef clamp_all(xs):\n"
-                    f"    return [clamp(x) for x in xs]\n# {E}PY_USES_ELSEWHERE\n")},
-        "uses clamp, defined at src/helpers.py:1 outside every region"),
-    "binding": (
-        {"bindings.cpp": BINDING,
-         "lib.py": (f"from pkg import _C\n\n\n# {S}PY_USES_ELSEWHERE\ndef scaled(a):\n"
-                    f"    return _C._scale(a)\n# {E}PY_USES_ELSEWHERE\n")},
-        "calls _C._scale, bound at src/bindings.cpp:2 outside every region"),
-}
+def test_python_helpers_imports_and_bindings_are_linked(tmp_path):
+    files = {
+        "helpers.py": "def clamp(x):\n    return min(x, 4)\n",
+        "bindings.cpp": 'void bind(py::module_& m) {\n  m.def("_scale", [](int a) { return a; });\n}\n',
+        "lib.py": (f"from helpers import clamp\nfrom pkg import _C\nLIMIT = 4\n\n\n# {S}PY_USES\n"
+                   f"def clamp_all(xs, device='cpu'):\n"
+                   f"    return [_C._scale(clamp(x)) for x in xs if x < LIMIT]\n# {E}PY_USES\n"),
+    }
+    assert helpers_of(tmp_path, files, "PY_USES") == [
+        "LIMIT@lib.py:3", "_C._scale@bindings.cpp:2", "clamp@helpers.py:1"]
 
 
-@pytest.mark.parametrize("case", sorted(PY_ELSEWHERE))
-def test_a_python_helper_of_another_file_is_reported(tmp_path, case):
-    files, expected = PY_ELSEWHERE[case]
-    root = two_file_project(tmp_path, files, include("PY_USES_ELSEWHERE", path="../src/lib.py"))
-    result = run_checker(root)
-    assert result.returncode == 1
-    assert f"src/lib.py:4: [region-helper-elsewhere] PY_USES_ELSEWHERE {expected}" in \
-        result.stdout, result.stdout
-
-
-def test_a_shown_binding_passes(tmp_path):
-    uses = (f"from pkg import _C\n\n\n# {S}PY_CALLS_BINDING\ndef scaled(a):\n"
-            f"    return _C._scale(a)\n# {E}PY_CALLS_BINDING\n")
-    shown = f"// {S}THE_BINDING\n{BINDING}// {E}THE_BINDING\n"
-    root = two_file_project(tmp_path, {"bindings.cpp": shown, "lib.py": uses},
-                            include("THE_BINDING", path="../src/bindings.cpp")
-                            + include("PY_CALLS_BINDING", path="../src/lib.py"))
-    result = run_checker(root)
-    assert result.returncode == 0, result.stdout
+def test_a_keyword_argument_is_not_a_helper(tmp_path):
+    """f(device="x") names f's parameter, not the module's variable of the same name."""
+    source = (f"device = 'cpu'\n\n\n# {S}PY_KEYWORD\ndef make(f):\n"
+              f"    return f(1, device='openreg')\n# {E}PY_KEYWORD\n")
+    assert helpers_of(tmp_path, {"lib.py": source}, "PY_KEYWORD") == []
 
 
 def test_a_template_line_left_above_the_region_is_reported(tmp_path):
