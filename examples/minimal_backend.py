@@ -27,15 +27,21 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = ROOT / "docs" / "minimal-backend.md"
 SOURCE = ROOT / "examples" / "minimal_backend"
 TAG = "LITERALINCLUDE" + " "  # in two pieces: this file has no markers of its own
-INCLUDE_RE = re.compile(r"\{literalinclude\}\s*\.\./examples/minimal_backend/(\S+)\n"
-                        r"(?::[\w-]+:.*\n)*?:start-after:\s*" + TAG + r"START:\s*(\w+)")
+LISTING_RE = re.compile(r"\{listing\}\s*(\w+)")
 
 
 def listed_regions() -> dict[str, list[str]]:
-    """{file inside examples/minimal_backend: [region names the chapter includes]}."""
+    """{file inside examples/minimal_backend: [region names the chapter lists]}."""
+    names = set(LISTING_RE.findall(CHAPTER.read_text(encoding="utf-8")))
     found: dict[str, list[str]] = {}
-    for path, name in INCLUDE_RE.findall(CHAPTER.read_text(encoding="utf-8")):
-        found.setdefault(path, []).append(name)
+    for path in sorted(p for p in SOURCE.rglob("*") if p.is_file()):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for name in re.findall(TAG + r"START:\s*(\w+)", text):
+            if name in names:
+                found.setdefault(path.relative_to(SOURCE).as_posix(), []).append(name)
     return found
 
 
