@@ -2,7 +2,9 @@
 # main.sh: set up, build and install, run the quick start (nothing but `import torch`), build the guide.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# PYTHON picks the interpreter for every step (default python3).
+export PYTHON=${PYTHON:-python3}
 bash scripts/setup.sh
-python3 examples/quickstart.py
-python3 -m sphinx -W --keep-going -q -b html docs docs/_build/html
+"$PYTHON" examples/quickstart.py
+"$PYTHON" -m sphinx -W --keep-going -q -b html docs docs/_build/html
 echo "The guide is built: open docs/_build/html/index.html in a browser."

@@ -9,9 +9,11 @@ PYTHON=${PYTHON:-python3}
 for tool in cmake ninja; do
   command -v "$tool" >/dev/null || "$PYTHON" -m pip install --quiet "$tool"
 done
-# Debian packages: a compiler, graphviz for the guide's diagrams, Chromium for its browser test.
+# Debian packages: a compiler, GoogleTest for the driver's C++ tests, graphviz for the guide's
+# diagrams, Chromium for its browser test.
 missing=()
 command -v g++ >/dev/null || missing+=(g++)
+[[ -f /usr/include/gtest/gtest.h ]] || missing+=(libgtest-dev)
 command -v dot >/dev/null || missing+=(graphviz)
 command -v chromium >/dev/null || missing+=(chromium)
 if ((${#missing[@]})); then

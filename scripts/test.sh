@@ -3,5 +3,7 @@
 # backend, the anchor checker, the guide's warning-free build and its browser test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# PYTHON picks the interpreter for every step (default python3).
+export PYTHON=${PYTHON:-python3}
 bash scripts/setup.sh
-python3 -m pytest -q tests "$@"
+"$PYTHON" -m pytest -q tests "$@"

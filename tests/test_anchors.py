@@ -235,7 +235,8 @@ def test_locals_members_and_other_libraries_names_are_not_helpers(tmp_path):
 def test_python_helpers_imports_and_bindings_are_linked(tmp_path):
     files = {
         "helpers.py": "def clamp(x):\n    return min(x, 4)\n",
-        "bindings.cpp": 'void bind(py::module_& m) {\n  m.def("_scale", [](int a) { return a; });\n}\n',
+        "bindings.cpp": ('void bind(py::module_& m) {\n'
+                         '  m.def("_scale", [](int a) { return a; });\n}\n'),
         "lib.py": (f"from helpers import clamp\nfrom pkg import _C\nLIMIT = 4\n\n\n# {S}PY_USES\n"
                    f"def clamp_all(xs, device='cpu'):\n"
                    f"    return [_C._scale(clamp(x)) for x in xs if x < LIMIT]\n# {E}PY_USES\n"),

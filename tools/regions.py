@@ -1,4 +1,4 @@
-"""The guide's code index: the marked regions of the sources, and where the names they use are defined.
+"""The guide's code index: the sources' marked regions, and where the names they use are defined.
 
 The guide shows code only as regions of real source, each between a START and an END marker
 comment of one NAME (`LITERALINCLUDE START|END: NAME` behind `//` or `#`).
@@ -133,7 +133,8 @@ NOT_A_NAME = {"if", "for", "while", "switch", "return", "sizeof", "catch", "else
 # A name the region declares itself (a parameter or a local: a type, then the name) is local,
 # whatever files of the project define the same word.
 LOCAL_DECLARATION_RE = re.compile(
-    r"\b([A-Za-z_][\w:]*(?:<[^;{}()]*>)?)[ \t]*[&*]*[ \t]+[&*]*(\w+)[ \t]*(?=[=;,)\[{:]|\(\w)")
+    r"\b([A-Za-z_][\w:]*(?:<[^;{}()]*>)?)[ \t]*[&*]*[ \t]+[&*]*(\w+)[ \t]*"
+    r"(?=[=;,)\[{]|:(?!:)|\(\w)")
 NOT_A_TYPE = {"return", "throw", "else", "case", "delete", "new", "co_return", "goto", "using",
               "typename", "class", "struct", "namespace"}
 # A member (x.name, p->name) or a name of another library (std::name, at::name, ...) is not
@@ -230,7 +231,8 @@ class CodeIndex:
                 text = self.texts[path]
                 for m in BINDING_RE.finditer(text):
                     line = text.count("\n", 0, m.start()) + 1
-                    self._bindings.setdefault(m.group(1), Definition("_C." + m.group(1), path, line))
+                    name = m.group(1)
+                    self._bindings.setdefault(name, Definition("_C." + name, path, line))
 
     def _problem(self, rule: str, path: Path, line: int, message: str) -> None:
         self.problems.append((rule, path, line, message))

@@ -113,6 +113,10 @@ def write_pages(app) -> None:
         wanted.add(page)
         text = idx.texts[path]
         lines = text.splitlines()
+        first: dict[str, int] = {}  # one label per name: overloads share their first line's
+        for name, line in sorted(marks, key=lambda m: m[1]):
+            first.setdefault(name, line)
+        marks = {(name, line) for name, line in first.items()}
         cuts = sorted({line for _, line in marks})
         rel = path.relative_to(idx.root).as_posix()
         lang = regions.Region("", path, 0, 0, "").language
