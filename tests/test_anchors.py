@@ -259,3 +259,24 @@ def test_a_template_line_left_above_the_region_is_reported(tmp_path):
     assert result.returncode == 1
     assert ("src/lib.cpp:2: [marker-braces] HALF_TEMPLATE: the template line above START is left "
             "out of the region") in result.stdout, result.stdout
+
+
+def test_a_member_defined_outside_its_class_is_linked_and_calls_are_not_definitions(tmp_path):
+    files = {
+        "pool.cpp": ("struct Pool final {\n  int take(int n);\n};\n\n"
+                     "int Pool::take(int n) {\n  return n;\n}\n\n"
+                     "int use(Pool& p) {\n  return take_all(p, [&](int x) {\n    return x;\n  });\n}\n"),
+        "lib.cpp": (f"// {S}USES_POOL\nint twice(Pool& p) {{\n  return 2 * take(1) * kLimit;\n}}\n"
+                    f"// {E}USES_POOL\nconstexpr const char* kLimit[] = {{\"a\"}};\n"),
+    }
+    # take: the member's definition, not a call site; kLimit: an array constant; Pool: a final class
+    assert helpers_of(tmp_path, files, "USES_POOL") == [
+        "Pool@pool.cpp:1", "kLimit@lib.cpp:6", "take@pool.cpp:5"]
+
+
+def test_labels_tell_a_class_from_a_function_of_the_same_name():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import regions
+
+    path = ROOT / "torch_openreg" / "openreg" / "streams.py"
+    assert regions.label(ROOT, path, "Stream") != regions.label(ROOT, path, "stream")

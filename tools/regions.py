@@ -109,12 +109,20 @@ def brackets_balance(text: str, python: bool) -> bool:
 # definition at the start of a line (a return type, then the name and its parameters, with its
 # body following), a type, a constant or alias, a macro. Python: module-level def, class and
 # assignments. CMake: set().
+NOT_A_DECLARATION = r"(?!return\b|else\b|case\b|throw\b|delete\b|new\b|namespace\b|using\b)"
 CPP_DEFINITION_RES = [
-    re.compile(r"^ {0,2}(?:[\w:<>,*&]+[ \t]+)+[*&]?(\w+)\([^;]*?\)[^;{]*\{", re.M | re.S),
+    # A function, also a member defined outside its class (void Allocator::free_block(...) {).
+    re.compile(r"^ {0,2}" + NOT_A_DECLARATION + r"(?:[\w:<>,*&]+[ \t]+)+[*&]?(?:\w+::)*(\w+)"
+               r"\([^;]*?\)[^;{]*\{", re.M | re.S),
     re.compile(r"^ {0,2}(?:template\s*<[^>]*>\s*)?(?:struct|class|enum(?: class)?)\s+(?:\w+\s+)?"
                r"(\w+)\s*(?:final\s*)?[:{]", re.M),
-    re.compile(r"^ {0,2}(?:static\s+|inline\s+|thread_local\s+)*constexpr\s+[\w:<>,\s]+?\b(\w+)"
-               r"\s*[{=]", re.M),
+    re.compile(r"^ {0,2}(?:static\s+|inline\s+|thread_local\s+)*constexpr\s+[\w:<>,\s*&]+?\b(\w+)"
+               r"\s*(?:\[[^\]]*\]\s*)?[{=]", re.M),
+    # A variable of the file (column 0) or of a class: std::mutex lock_; thread_local int x = 0;
+    re.compile(r"^ {0,2}" + NOT_A_DECLARATION + r"(?:static\s+|inline\s+|thread_local\s+|const\s+"
+               r"|extern\s+)*[A-Za-z_][\w:]*(?:<[^;{}()\n]*>)?[ \t*&]+(\w+)\s*(?:\[[^\]]*\]\s*)?"
+               r"(?:=[^=]|;|\{)", re.M),
+    re.compile(r"^ {0,2}(?:template\s*<[^>]*>\s*)?(?:struct|class)\s+(\w+)\s+final\b", re.M),
     re.compile(r"^ {0,2}using\s+(\w+)\s*=", re.M),
     re.compile(r"^typedef\s+(?:struct|enum|union)\s*\w*\s*\{[^}]*\}\s*(\w+)\s*;", re.M),
     re.compile(r"^typedef\s+[^;{(]*?\b(\w+)\s*;", re.M),
@@ -129,18 +137,19 @@ CMAKE_DEFINITION_RES = [re.compile(r"^\s*(?:set|function|macro)\((\w+)", re.M | 
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")
 KEYWORD_ARGUMENT_RE = re.compile(r"([(,]\s*)\w+\s*=(?!=)")
 NOT_A_NAME = {"if", "for", "while", "switch", "return", "sizeof", "catch", "else", "operator",
-              "void", "int", "bool", "char", "auto", "const", "static", "inline", "struct"}
+              "void", "int", "bool", "char", "auto", "const", "static", "inline", "struct",
+              "final", "override", "public", "private", "protected"}
 # A name the region declares itself (a parameter or a local: a type, then the name) is local,
 # whatever files of the project define the same word.
 LOCAL_DECLARATION_RE = re.compile(
-    r"\b([A-Za-z_][\w:]*(?:<[^;{}()]*>)?)[ \t]*[&*]*[ \t]+[&*]*(\w+)[ \t]*"
-    r"(?=[=;,)\[{]|:(?!:)|\(\w)")
+    r"(?:^|[(,{;])[ \t]*(?:const[ \t]+|static[ \t]+|constexpr[ \t]+)*"
+    r"([A-Za-z_][\w:]*(?:<[^;{}()]*>)?)[ \t]*[&*]*[ \t]+[&*]*(\w+)[ \t]*"
+    r"(?=[=;,)\[{]|:(?!:)|\(\w)", re.M)
 NOT_A_TYPE = {"return", "throw", "else", "case", "delete", "new", "co_return", "goto", "using",
               "typename", "class", "struct", "namespace"}
-# A member (x.name, p->name) or a name of another library (std::name, at::name, ...) is not
-# ours, whatever files of ours define the same word.
-FOREIGN_RE = re.compile(
-    r"(?:\.|->|\b(?:std|at|c10|torch|py|pybind11|caffe2|libkineto|c10d)::)\s*\w+")
+# A member (x.name, p->name) or a qualified name (std::name, Function::apply) is not the free
+# helper of ours with the same word; only names in our own namespaces (openreg::name) are.
+FOREIGN_RE = re.compile(r"(?:\.|->|\b(?!openreg::|native::)\w+::)\s*\w+")
 BINDING_RE = re.compile(r"\bm\.def\(\s*\"(\w+)\"")
 BOUND_CALL_RE = re.compile(r"\b_C\.(\w+)")
 
@@ -301,18 +310,21 @@ class CodeIndex:
         inside = range(region.start, region.end + 1)
         found: dict[str, list[Definition]] = {}
         if path.suffix in CPP_SUFFIXES:
-            code = FOREIGN_RE.sub(" ", strip_strings_and_comments(region.text, False))
-            code = re.sub(r"^\s*#\s*include[^\n]*", "", code, flags=re.M)
+            plain = strip_strings_and_comments(region.text, False)
+            plain = re.sub(r"^\s*#\s*include[^\n]*", "", plain, flags=re.M)
+            code = FOREIGN_RE.sub(" ", plain)
             names = set(IDENT_RE.findall(code))
             own = {name for name, line in self._defs.get(path, []) if line in inside}
-            own |= {name for kind, name in LOCAL_DECLARATION_RE.findall(code)
+            own |= {name for kind, name in LOCAL_DECLARATION_RE.findall(plain)
                     if kind not in NOT_A_TYPE}
             part = cpp_part(self.root, path)
             for name in sorted(names - own):
                 defs = self._by_part.get((part, name), [])
                 same = [d for d in defs if d.path == path]
                 if defs:
-                    found[name] = same[:1] or defs
+                    first_per_file = {d.path: d for d in reversed(defs)}  # the first of each file
+                    found[name] = same[:1] or sorted(first_per_file.values(),
+                                                     key=lambda d: (str(d.path), d.line))
         elif path.suffix == ".py":
             plain = strip_strings_and_comments(region.text, True)
             names = python_names(plain)
@@ -345,7 +357,10 @@ class CodeIndex:
 def label(root: Path, path: Path, name: str | None = None) -> str:
     """The guide's label of a source file's page, or of one definition on it."""
     rel = path.relative_to(root).as_posix()
-    slug = re.sub(r"[^a-z0-9]+", "-", f"{rel} {name or ''}".lower()).strip("-")
+    # Labels are case-insensitive: a capital becomes "0" and its letter, so Stream and stream
+    # (a class and a function of one file) get labels of their own.
+    name = re.sub(r"[A-Z]", lambda m: "0" + m.group(0), name or "")
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{rel} {name}".lower()).strip("-")
     return "code-" + slug
 
 
