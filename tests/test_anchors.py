@@ -265,7 +265,8 @@ def test_a_member_defined_outside_its_class_is_linked_and_calls_are_not_definiti
     files = {
         "pool.cpp": ("struct Pool final {\n  int take(int n);\n};\n\n"
                      "int Pool::take(int n) {\n  return n;\n}\n\n"
-                     "int use(Pool& p) {\n  return take_all(p, [&](int x) {\n    return x;\n  });\n}\n"),
+                     "int use(Pool& p) {\n  return take_all(p, [&](int x) {\n"
+                     "    return x;\n  });\n}\n"),
         "lib.cpp": (f"// {S}USES_POOL\nint twice(Pool& p) {{\n  return 2 * take(1) * kLimit;\n}}\n"
                     f"// {E}USES_POOL\nconstexpr const char* kLimit[] = {{\"a\"}};\n"),
     }
