@@ -15,7 +15,9 @@ with torch.openreg.stream(side):
     start.record()
     y = x @ x  # queued on the side stream
     end.record()
-y.record_stream(side)  # y was allocated on the side stream and is used below on the default one
+# y was allocated on the side stream and is used below on the default one: record the stream
+# that uses it, so its memory is not reused before the default stream's work on it is done.
+y.record_stream(torch.openreg.current_stream())
 
 torch.openreg.current_stream().wait_event(end)  # later default-stream work sees y
 z = y.sum()
