@@ -138,7 +138,9 @@ IDENT_RE = re.compile(r"[A-Za-z_]\w*")
 KEYWORD_ARGUMENT_RE = re.compile(r"([(,]\s*)\w+\s*=(?!=)")
 NOT_A_NAME = {"if", "for", "while", "switch", "return", "sizeof", "catch", "else", "operator",
               "void", "int", "bool", "char", "auto", "const", "static", "inline", "struct",
-              "final", "override", "public", "private", "protected"}
+              "final", "override", "public", "private", "protected", "alignas", "decltype"}
+# A prototype (a member declared in a class the region shows) declares the name in the region.
+PROTOTYPE_RE = re.compile(r"^[ \t]*((?:[\w:<>,*&]+[ \t]+)+)[*&]?(\w+)\([^;{}]*\)[^;{}=]*;", re.M)
 # A name the region declares itself (a parameter or a local: a type, then the name) is local,
 # whatever files of the project define the same word.
 LOCAL_DECLARATION_RE = re.compile(
@@ -317,6 +319,9 @@ class CodeIndex:
             own = {name for name, line in self._defs.get(path, []) if line in inside}
             own |= {name for kind, name in LOCAL_DECLARATION_RE.findall(plain)
                     if kind not in NOT_A_TYPE}
+            own |= {name for kind, name in PROTOTYPE_RE.findall(plain)
+                    if kind.split()[0] not in NOT_A_TYPE}
+            own |= set(re.findall(r"[\[,]\s*&?(\w+)\s*=(?!=)", plain))  # lambda init-captures
             part = cpp_part(self.root, path)
             for name in sorted(names - own):
                 defs = self._by_part.get((part, name), [])
