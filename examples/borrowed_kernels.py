@@ -1,25 +1,20 @@
-"""Two small models train on openreg with no operator falling back, and match the CPU."""
+"""Two small models train on openreg with no operator falling back, and match the CPU
+(docs/borrowed-kernels.md, "Models train with no fallback")."""
 
-# LITERALINCLUDE START: DEVICE_KERNELS_EXAMPLE_IMPORTS
 import torch
 import torch.nn as nn
-# LITERALINCLUDE END: DEVICE_KERNELS_EXAMPLE_IMPORTS
 
 
-# LITERALINCLUDE START: EXAMPLE_SMALL_CNN
 def small_cnn() -> nn.Module:
     return nn.Sequential(
         nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
         nn.Flatten(), nn.Dropout(0.0), nn.Linear(32, 10))
-# LITERALINCLUDE END: EXAMPLE_SMALL_CNN
 
 
-# LITERALINCLUDE START: EXAMPLE_TRANSFORMER_BLOCK
 def transformer_block() -> nn.Module:
     return nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0,
                                       batch_first=True)
-# LITERALINCLUDE END: EXAMPLE_TRANSFORMER_BLOCK
 
 
 # LITERALINCLUDE START: EXAMPLE_TRAIN_MODELS

@@ -1,10 +1,8 @@
-"""Giving the device's kernels the machine's cores (docs/device-kernels.md, "Threads of a kernel")."""
+"""Giving the device's kernels the machine's cores (docs/launching.md, "Threads of a kernel")."""
 
-# LITERALINCLUDE START: DEVICE_KERNELS_THREADS_EXAMPLE_IMPORTS
 import os
 
 import torch
-# LITERALINCLUDE END: DEVICE_KERNELS_THREADS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_KERNEL_THREADS
 # First thing in the program, before any CPU operator runs a parallel loop: this program's

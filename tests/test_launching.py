@@ -1,0 +1,110 @@
+"""The launch path: kernels are queued on the stream and run by its worker, and the device's
+kernel threads (docs/launching.md)."""
+
+import os
+
+import pytest
+import torch
+from conftest import run_example, run_python
+
+
+def test_kernels_are_queued_not_run_inline():
+    """The launch returns before the device runs the kernel; .cpu() waits for it."""
+    x = torch.ones(1 << 22, device="openreg")
+    for _ in range(20):
+        x = x + 1
+    assert x[-1].item() == 21.0
+
+
+def test_kernel_threads_example():
+    """examples/launching.py: the host keeps one thread, the kernels get the cores."""
+    lines = run_example("launching.py").splitlines()
+    assert lines[0] == f"kernel threads: {os.cpu_count()} = cores: {os.cpu_count()}"
+    assert lines[1] == "mean |x|: 0.8"
+
+
+def test_kernel_threads_must_be_between_one_and_the_cores():
+    assert torch.openreg.get_kernel_threads() == 1  # the default
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match=f"at least one thread, got {bad}"):
+            torch.openreg.set_kernel_threads(bad)
+    cores = os.cpu_count()
+    with pytest.raises(ValueError, match=f"at most {cores} threads .this machine's cores., got 1000"):
+        torch.openreg.set_kernel_threads(1000)
+    assert torch.openreg.get_kernel_threads() == 1  # refused values change nothing
+
+
+KERNEL_THREADS_PROBE = """
+import os, torch
+def threads(): return len(os.listdir("/proc/self/task"))
+torch.set_num_threads(2)  # what PyTorch sets on a thread's first parallel loop: must not win
+x = torch.randn(1 << 20)
+x.exp().sum()  # the host's own OpenMP threads start now, before counting
+d = x.to("openreg"); torch.openreg.synchronize()
+before = threads()
+one = d.exp().sum().item()
+after_one = threads()
+torch.openreg.set_kernel_threads(2)
+two = d.exp().sum().item()
+print(torch.openreg.get_kernel_threads(), after_one - before, threads() - after_one,
+      abs(one - two) <= 1e-3 * abs(one), abs(one - x.exp().sum().item()) <= 1e-3 * abs(one))
+"""
+
+
+def test_kernel_threads_decide_the_devices_openmp_threads():
+    """With one kernel thread (the default) the device's worker starts no OpenMP thread beside
+    the host's, even when torch.set_num_threads asked for more; with two it starts one. Both
+    give the CPU's sums."""
+    result = run_python(KERNEL_THREADS_PROBE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["2", "0", "1", "True", "True"]
+
+
+SMALL_KERNELS_PROBE = """
+import os, torch
+def threads(): return len(os.listdir("/proc/self/task"))
+torch.set_num_threads(1)
+torch.openreg.set_kernel_threads(2)
+small = torch.randn(32, 32).to("openreg")  # copies: no kernel yet
+large = torch.randn(512, 64).to("openreg")
+torch.openreg.synchronize()
+before = threads()
+for _ in range(3):
+    small.softmax(1).sum().item(); small.clone().zero_(); torch.openreg.synchronize()
+after_small = threads()
+y = large.softmax(1)
+after_large = threads()
+print(after_small - before, after_large - after_small,
+      torch.allclose(y.cpu(), large.cpu().softmax(1)))
+"""
+
+
+def test_small_kernels_stay_on_one_thread():
+    """With two kernel threads, kernels on fewer than 32,768 elements still run on the worker
+    alone (PyTorch splits even a 32 x 32 softmax, and the CPU on two threads starts a thread
+    for it); the first kernel on a larger tensor starts the worker's OpenMP thread."""
+    result = run_python(SMALL_KERNELS_PROBE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "1", "True"]
+    cpu = run_python("import os, torch\ntorch.set_num_threads(2)\n"
+                     "n = len(os.listdir('/proc/self/task'))\ntorch.randn(32, 32).softmax(1)\n"
+                     "print(len(os.listdir('/proc/self/task')) - n)")
+    assert cpu.stdout.strip() == "1", "the probe's small softmax must be one PyTorch splits"
+
+
+def test_seeded_random_numbers_do_not_depend_on_kernel_threads():
+    """The random kernels split their work across the kernel's threads by position, not by
+    thread: the same seed gives the same numbers on one thread or several."""
+    result = run_python("""
+import torch
+draws = []
+for threads in (1, 2):
+    torch.openreg.set_kernel_threads(threads)
+    torch.manual_seed(0)
+    draws.append((torch.randn(1 << 20, device="openreg").cpu(),
+                  torch.rand(300001, device="openreg").cpu(),
+                  torch.nn.functional.dropout(torch.ones(1 << 20, device="openreg"), 0.3).cpu()))
+print(all(torch.equal(a, b) for a, b in zip(*draws)))
+""")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
