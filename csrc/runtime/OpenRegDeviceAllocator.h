@@ -1,4 +1,4 @@
-// OpenRegDeviceAllocator.h: the caching allocator that hands out openreg device memory.
+// OpenRegDeviceAllocator.h: the device allocator PyTorch calls, its snapshots, and its hand-off to ipc/.
 #pragma once
 
 #include <c10/core/CachingDeviceAllocator.h>
@@ -50,7 +50,7 @@ struct AllocatorSnapshot {
 // blocks, and keeps freed blocks for reuse by the same stream. The driver,
 // whose orFree synchronizes the device like cudaFree, is called rarely. This is
 // the front PyTorch calls; each device's state and lock live in a per-device
-// DeviceCachingAllocator (OpenRegDeviceAllocator.cpp) that the methods forward to
+// DeviceCachingAllocator (OpenRegCachingAllocator.h) that the methods forward to
 // (getMemoryInfo asks the driver itself).
 class OpenRegDeviceAllocator final : public c10::DeviceAllocator {
  public:

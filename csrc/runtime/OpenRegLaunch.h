@@ -1,4 +1,4 @@
-// OpenRegLaunch.h: launching C++ kernels onto the current openreg stream.
+// OpenRegLaunch.h: what a C++ kernel needs: its launch on the current stream, its tensors, its threads.
 #pragma once
 
 // LITERALINCLUDE START: LAUNCH_OPENREG_LAUNCH_INCLUDES
@@ -71,15 +71,16 @@ T* kernel_pointer(T* device_ptr) {
 // machine's cores; other counts raise c10::ValueError. The device's workers are
 // host threads: their OpenMP threads and the host's share the machine's cores,
 // and OpenMP slows every parallel loop of the process once there are more of
-// its threads than cores (OpenRegLaunch.cpp).
+// its threads than cores (OpenRegKernelThreads.cpp).
 void set_kernel_threads(int threads);
 int kernel_threads();
 
 // A kernel starts on one thread and takes the kernel threads once it works on
-// kParallelElements elements or more, the size below which PyTorch's CPU
-// kernels leave an elementwise loop whole (at::internal::GRAIN_SIZE, in the
-// heavier ATen/TensorIterator.h): waking a second thread costs more than it
-// saves on less.
+// kParallelElements elements or more. The value is PyTorch's grain size, the
+// size below which its CPU kernels leave an elementwise loop whole because
+// waking a second thread costs more than it saves on less. PyTorch declares it
+// (at::internal::GRAIN_SIZE) in the heavier ATen/TensorIterator.h, so it is
+// written out here, and OpenRegKernelThreads.cpp checks that the two agree.
 // Inside a kernel: use_kernel_threads() gives the rest of the kernel the
 // kernel threads; kernel_works_on(n) does when n is large enough, and
 // KernelTensor::cpu() calls it for every tensor it wraps.
@@ -119,8 +120,9 @@ void kernel_parallel_for(int64_t begin, int64_t end, int64_t grain, const F& bod
 
 namespace detail {
 // LITERALINCLUDE START: LAUNCH_RUN_BOXED_KERNEL
-// Forgets the CPU storages that the kernel's KernelTensors made, and starts a
-// kernel on one thread (both in OpenRegLaunch.cpp).
+// Forgets the CPU storages that the kernel's KernelTensors made
+// (OpenRegKernelTensor.cpp), and starts a kernel on one thread
+// (OpenRegKernelThreads.cpp).
 void end_kernel_storages();
 void begin_kernel_threads();
 
@@ -148,10 +150,10 @@ void run_boxed_kernel(void* boxed) {
 // LITERALINCLUDE START: LAUNCH_BODY_MEMORY
 // The memory of a queued kernel's body: taken on the launching thread, given
 // back on the stream's worker once the body has run. Small bodies come from a
-// pool that the workers refill (OpenRegLaunch.cpp): with glibc's malloc, a
-// block allocated by one thread and freed by another makes both threads take
-// the same arena lock on every launch, and they queue on it in the kernel
-// (a third of a small operator's time, in a profile).
+// pool that the workers refill (OpenRegKernelBodyPool.cpp): with glibc's
+// malloc, a block allocated by one thread and freed by another makes both
+// threads take the same arena lock on every launch, and they queue on it in
+// the kernel: a small operator's launch then waits on the worker's free.
 void* allocate_body(size_t bytes);
 void free_body(void* memory, size_t bytes);
 // LITERALINCLUDE END: LAUNCH_BODY_MEMORY
