@@ -72,8 +72,9 @@ namespace {
 // The emulated device's kernels are host code, and PyTorch's CPU kernels
 // allocate host temporaries of megabytes. glibc serves those with fresh mmaps,
 // each paying page faults, until the process happens to free one that large:
-// a convolution then costs 3-4x more. When the runtime starts, the driver
-// fixes the thresholds so such temporaries are reused from the heap.
+// a convolution then spends most of its time faulting in fresh pages. When the
+// runtime starts, the driver fixes the thresholds so such temporaries are
+// reused from the heap.
 void tune_host_allocator() {
   const char* off = std::getenv("OPENREG_NO_MALLOC_TUNING");
   if (off != nullptr && std::strcmp(off, "1") == 0) return;

@@ -59,6 +59,20 @@ bool fault_due(orFaultKind kind) {
 unsigned stream_delay_us() { return delay_us.load(std::memory_order_relaxed); }
 // LITERALINCLUDE END: DRIVER_FAULT_STREAM_DELAY
 
+// LITERALINCLUDE START: DRIVER_FAULT_QUEUE
+// What an injected launch or copy fault queues instead of the work: a failure
+// that the stream reports at its next synchronization.
+void run_injected_fault(void* what) { orKernelFail(static_cast<const char*>(what)); }
+bool queue_injected_fault(orStream_t s, orFaultKind kind) {
+  if (!fault_due(kind)) return false;
+  submit(s, boxed_task(run_injected_fault,
+                       const_cast<char*>(kind == orFaultCopy ? "injected fault: a copy failed"
+                                                             : "injected fault: a kernel launch failed"),
+                       TaskKind::Kernel));
+  return true;
+}
+// LITERALINCLUDE END: DRIVER_FAULT_QUEUE
+
 }  // namespace openreg
 
 using namespace openreg;

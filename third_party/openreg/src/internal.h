@@ -5,6 +5,7 @@
 #include "openreg.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -93,12 +94,11 @@ orError_t check_imported_range(const void* p, size_t count, const char* what);
 // The kernel-view address of a device pointer, local or imported (nullptr if neither).
 char* kernel_address(const void* p);
 
-// Copies `count` bytes, splitting large copies across the copy engine's channels.
-void engine_copy(void* dst, const void* src, size_t count);
-
 // ---- fault injection (faults.cpp) -------------------------------------------
 bool fault_due(orFaultKind kind);  // counts one event of this kind; true if it must fail
 unsigned stream_delay_us();
+// Queues a failure in place of a launch or copy if one is due; true if it did.
+bool queue_injected_fault(orStream_t s, orFaultKind kind);
 
 // ---- streams ---------------------------------------------------------------
 // LITERALINCLUDE START: DRIVER_TASK
@@ -235,10 +235,26 @@ struct orGraph_st {
 
 namespace openreg {
 
-orStream_t resolve_stream(orStream_t stream);  // NULL -> current device's default
+// LITERALINCLUDE START: DRIVER_CLOCK
+using Clock = std::chrono::steady_clock;
+// LITERALINCLUDE END: DRIVER_CLOCK
+
+// Set on a stream's worker thread (stream.cpp), read by the calls a running
+// kernel makes (launch.cpp). constinit: no initialization check at each read.
+extern constinit thread_local bool in_kernel;
+extern constinit thread_local orStream_t running_stream;
+
+void run_task(Task& task);                     // on the worker: one task, failures caught
 orStream_t default_stream(int device);
+// NULL -> the current device's default stream. Inline: every launch resolves its stream.
+// LITERALINCLUDE START: DRIVER_RESOLVE_STREAM
+inline orStream_t resolve_stream(orStream_t stream) {
+  return stream != nullptr ? stream : default_stream(current_device());
+}
+// LITERALINCLUDE END: DRIVER_RESOLVE_STREAM
 uint64_t submit(orStream_t s, Task t);         // returns the task's ticket (0 if captured)
 bool is_capturing(orStream_t s);
+orError_t refuse_if_capturing(orStream_t s, const char* what);  // an error while capturing
 void wait_for(orStream_t s, uint64_t ticket);
 orError_t take_stream_error(orStream_t s);
 orError_t synchronize_device(int device);
