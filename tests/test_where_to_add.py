@@ -125,7 +125,7 @@ def test_a_new_chapter_needs_its_test_and_example_test(tmp_path):
     (tmp_path / "tests" / "test_widgets.py").write_text("def test_nothing():\n    pass\n")
     out = check()
     assert "[example-test] widgets.py belongs to widgets.md, but tests/test_widgets.py" in out
-    assert "[example-untested] ../examples/widgets.py" in out
+    assert "[example-untested] widgets.py" in out
     (tmp_path / "tests" / "test_widgets.py").write_text(
         "from conftest import run_example\n\n\ndef test_widgets_example():\n"
         "    assert 'a widget' in run_example('widgets.py')\n")

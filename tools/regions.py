@@ -145,13 +145,14 @@ PROTOTYPE_RE = re.compile(r"^[ \t]*((?:[\w:<>,*&]+[ \t]+)+)[*&]?(\w+)\([^;{}]*\)
 # whatever files of the project define the same word.
 LOCAL_DECLARATION_RE = re.compile(
     r"(?:^|[(,{;])[ \t]*(?:const[ \t]+|static[ \t]+|constexpr[ \t]+)*"
-    r"([A-Za-z_][\w:]*(?:<[^;{}()]*>)?)[ \t]*[&*]*[ \t]+[&*]*(\w+)[ \t]*"
+    r"([A-Za-z_][\w:]*(?:<[^;{}()]*>)?)[ \t]*[&*]*(?:\.\.\.)?[ \t]+[&*]*(\w+)[ \t]*"
     r"(?=[=;,)\[{]|:(?!:)|\(\w)", re.M)
 NOT_A_TYPE = {"return", "throw", "else", "case", "delete", "new", "co_return", "goto", "using",
               "typename", "class", "struct", "namespace"}
 # A member (x.name, p->name) or a qualified name (std::name, Function::apply) is not the free
-# helper of ours with the same word; only names in our own namespaces (openreg::name) are.
-FOREIGN_RE = re.compile(r"(?:\.|->|\b(?!openreg::|native::)\w+::)\s*\w+")
+# helper of ours with the same word; only names in our own namespaces (openreg::name, detail::name) are.
+FOREIGN_RE = re.compile(r"(?:\.|->|\b\w+::)\s*\w+")
+OURS_RE = re.compile(r"\b(?:(?:c10|at)::)?(?:native::)?(?:openreg|detail)::")
 BINDING_RE = re.compile(r"\bm\.def\(\s*\"(\w+)\"")
 BOUND_CALL_RE = re.compile(r"\b_C\.(\w+)")
 
@@ -234,12 +235,18 @@ class CodeIndex:
         self._defs = {path: definitions(text, path) for path, text in self.texts.items()}
         self._by_part: dict[tuple[str, str], list[Definition]] = {}
         self._bindings: dict[str, Definition] = {}
+        self._api: dict[str, Definition] = {}  # the driver's C API, declared in include/
         for path, defs in self._defs.items():
             if path.suffix in CPP_SUFFIXES:
                 part = cpp_part(self.root, path)
                 for name, line in defs:
                     self._by_part.setdefault((part, name), []).append(Definition(name, path, line))
                 text = self.texts[path]
+                if "include" in path.relative_to(self.root).parts:  # a C API any part may call
+                    for m in PROTOTYPE_RE.finditer(strip_strings_and_comments(text, False)):
+                        if m.group(1).split()[0] not in NOT_A_TYPE:
+                            line = text.count("\n", 0, m.start(2)) + 1
+                            self._api.setdefault(m.group(2), Definition(m.group(2), path, line))
                 for m in BINDING_RE.finditer(text):
                     line = text.count("\n", 0, m.start()) + 1
                     name = m.group(1)
@@ -314,7 +321,7 @@ class CodeIndex:
         if path.suffix in CPP_SUFFIXES:
             plain = strip_strings_and_comments(region.text, False)
             plain = re.sub(r"^\s*#\s*include[^\n]*", "", plain, flags=re.M)
-            code = FOREIGN_RE.sub(" ", plain)
+            code = FOREIGN_RE.sub(" ", OURS_RE.sub(" ", plain))
             names = set(IDENT_RE.findall(code))
             own = {name for name, line in self._defs.get(path, []) if line in inside}
             own |= {name for kind, name in LOCAL_DECLARATION_RE.findall(plain)
@@ -326,6 +333,8 @@ class CodeIndex:
             for name in sorted(names - own):
                 defs = self._by_part.get((part, name), [])
                 same = [d for d in defs if d.path == path]
+                if not defs and name in self._api and self._api[name].path != path:
+                    defs = [self._api[name]]
                 if defs:
                     first_per_file = {d.path: d for d in reversed(defs)}  # the first of each file
                     found[name] = same[:1] or sorted(first_per_file.values(),
@@ -362,9 +371,9 @@ class CodeIndex:
 def label(root: Path, path: Path, name: str | None = None) -> str:
     """The guide's label of a source file's page, or of one definition on it."""
     rel = path.relative_to(root).as_posix()
-    # Labels are case-insensitive: a capital becomes "0" and its letter, so Stream and stream
-    # (a class and a function of one file) get labels of their own.
-    name = re.sub(r"[A-Z]", lambda m: "0" + m.group(0), name or "")
+    # Labels are case-insensitive and punctuation becomes "-": a capital becomes "0" and its
+    # letter and an underscore "1", so Stream and stream, add and add_ get labels of their own.
+    name = re.sub(r"[A-Z_]", lambda m: "1" if m.group(0) == "_" else "0" + m.group(0), name or "")
     slug = re.sub(r"[^a-z0-9]+", "-", f"{rel} {name}".lower()).strip("-")
     return "code-" + slug
 
