@@ -14,11 +14,11 @@ import op_coverage  # noqa: E402
 def test_known_operators_are_classified():
     assert op_coverage.classify("aten::add.Tensor") == ("openreg kernel", "OpenRegNative.cpp")
     assert op_coverage.classify("aten::tan")[0] == "borrowed kernel"
-    assert op_coverage.classify("aten::sin") == ("openreg kernel", "Pointwise.cpp")
+    assert op_coverage.classify("aten::sin") == ("openreg kernel", "OpenRegPointwise.cpp")
     assert op_coverage.classify("aten::selu") == ("composite", "implicit")
-    assert op_coverage.classify("aten::abs") == ("openreg kernel", "Pointwise.cpp")
-    assert op_coverage.classify("aten::amax") == ("openreg kernel", "Reduce.cpp")
-    assert op_coverage.classify("aten::cumsum") == ("openreg kernel", "Reduce.cpp")
+    assert op_coverage.classify("aten::abs") == ("openreg kernel", "OpenRegPointwise.cpp")
+    assert op_coverage.classify("aten::amax") == ("openreg kernel", "OpenRegReduce.cpp")
+    assert op_coverage.classify("aten::cumsum") == ("openreg kernel", "OpenRegReduce.cpp")
     assert op_coverage.classify("aten::cumsum.out")[0] == "borrowed kernel"
     assert op_coverage.classify("aten::zeros_like") == ("composite", "explicit")
     assert op_coverage.classify("aten::_cummax_helper")[0] == "CPU fallback"

@@ -20,6 +20,7 @@ namespace at::native::openreg {
 
 namespace {
 // LITERALINCLUDE START: AMP_CHECK_SCALAR_STATE
+using c10::openreg::kParallelElements;
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
@@ -40,10 +41,8 @@ void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
 // value is inf or NaN exactly when its exponent bits are all ones), compiled
 // for the machine's vector width (OPENREG_VECTOR_CLONES) and split over the
 // kernel's threads (torch.openreg.set_kernel_threads) as the CPU's kernel is
-// split over its own. A loop that tested std::isfinite per element ran at a
-// third of the CPU's speed; this one at the baseline's width (SSE2), at
-// 1.11-1.14x the CPU's time on 1 M floats in the README's benchmark runs where
-// it was over target; with AVX-512, about half of it.
+// split over its own. A loop that tested std::isfinite per element would
+// branch on every element and not vectorize.
 // Returns 1 if any of data[begin, end) was inf or NaN.
 OPENREG_VECTOR_CLONES uint32_t unscale_chunk(float* data, int64_t begin, int64_t end,
                                              float inv_scale) {
@@ -59,7 +58,7 @@ OPENREG_VECTOR_CLONES uint32_t unscale_chunk(float* data, int64_t begin, int64_t
 
 bool unscale_float(float* data, int64_t n, float inv_scale) {
   std::atomic<uint32_t> nonfinite{0};
-  c10::openreg::kernel_parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
+  c10::openreg::kernel_parallel_for(0, n, kParallelElements, [&](int64_t begin, int64_t end) {
     if (unscale_chunk(data, begin, end, inv_scale) != 0) {
       nonfinite.store(1, std::memory_order_relaxed);
     }

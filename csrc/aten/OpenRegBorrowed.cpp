@@ -15,7 +15,7 @@ namespace {
 // use, and what keeps them off the CPU fallback. Views are not here (they
 // must alias, see OpenRegMinimal.cpp), nor random operators (they draw from
 // the openreg generator, see native/Random.cpp), nor the overloads with a
-// kernel of their own (native/Pointwise.cpp, native/Reduce.cpp, ...): those
+// kernel of their own (OpenRegPointwise.cpp, OpenRegReduce.cpp, ...): those
 // call the borrowed kernel themselves for the cases they leave to PyTorch.
 // LITERALINCLUDE START: BORROWED_OPERATOR_LIST
 constexpr const char* kBorrowed[] = {

@@ -1,9 +1,15 @@
-// OpenRegCopy.cpp: lets conjugate and negative views reach openreg's copy kernel unresolved.
+// OpenRegCopy.cpp: registers _to_copy; lets conjugate and negative views reach _copy_from.
 // LITERALINCLUDE START: COPY_OPENREG_COPY_INCLUDES
 #include <torch/library.h>
+
+#include "native/Copy.h"
 // LITERALINCLUDE END: COPY_OPENREG_COPY_INCLUDES
 
 namespace at::native::openreg {
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_to_copy", TORCH_FN(_to_copy));
+}
 
 // LITERALINCLUDE START: COPY_MATH_BITS_FALLTHROUGH
 // PyTorch resolves a conjugate (or negative) view before most operators run,

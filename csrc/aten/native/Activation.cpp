@@ -1,13 +1,14 @@
 // Activation.cpp: relu and relu_ on the device, hand-written: the hottest activation of every CNN.
 //
-// relu has no .out overload, so the borrowed path ran PyTorch's functional CPU
-// kernel into fresh host memory and copied the result over: two passes over
-// the data plus the page faults of a new host buffer, 2.9x the CPU at 1M
-// floats. Here the result is written once, in place on the device.
+// relu has no .out overload, so the borrowed path would run PyTorch's
+// functional CPU kernel into fresh host memory and copy the result over: two
+// passes over the data plus the page faults of a new host buffer. Here the
+// result is written once, in place on the device.
+#include "Activation.h"
+
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/clamp_min.h>
 #include <c10/core/DeviceGuard.h>
-#include <torch/library.h>
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "../../runtime/OpenRegStorage.h"
@@ -16,7 +17,6 @@
 
 namespace at::native::openreg {
 
-namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
@@ -29,7 +29,9 @@ struct Relu {
   static T apply(T x) { return x < T(0) ? T(0) : x; }
 };
 
-constexpr int64_t kRawKernelMaxNumel = 32768;  // beyond this, PyTorch's vectorized loops win
+// The plain loop runs on one thread: past kParallelElements elements,
+// PyTorch's vectorized loop, on the kernel threads, wins.
+using c10::openreg::kParallelElements;
 
 at::Tensor relu(const at::Tensor& self) {
   TORCH_CHECK(self.scalar_type() != at::kBool, "Boolean inputs not supported for relu");
@@ -37,7 +39,7 @@ at::Tensor relu(const at::Tensor& self) {
   c10::DeviceGuard guard(self.device());
   at::Tensor out = empty_openreg_like(self, self.sizes(), self.scalar_type(), self.device());
   if (out.numel() == 0) return out;
-  bool raw = self.is_contiguous() && self.numel() <= kRawKernelMaxNumel;
+  bool raw = self.is_contiguous() && self.numel() <= kParallelElements;
   if (raw && self.scalar_type() == at::kFloat) {
     launch_kernel(UnaryLoop<Relu, float>{out.mutable_data_ptr<float>(),
                                          self.const_data_ptr<float>(), self.numel()});
@@ -62,7 +64,7 @@ at::Tensor& relu_(at::Tensor& self) {
   at::assert_no_internal_overlap(self);
   if (self.numel() == 0) return self;
   c10::DeviceGuard guard(self.device());
-  bool raw = self.is_contiguous() && self.numel() <= kRawKernelMaxNumel;
+  bool raw = self.is_contiguous() && self.numel() <= kParallelElements;
   if (raw && self.scalar_type() == at::kFloat) {
     float* data = self.mutable_data_ptr<float>();
     launch_kernel(UnaryLoop<Relu, float>{data, data, self.numel()});
@@ -78,11 +80,5 @@ at::Tensor& relu_(at::Tensor& self) {
   return self;
 }
 // LITERALINCLUDE END: ACTIVATION_RELU_KERNELS
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("relu", TORCH_FN(relu));
-  m.impl("relu_", TORCH_FN(relu_));
-}
 
 }  // namespace at::native::openreg

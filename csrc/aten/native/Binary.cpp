@@ -13,7 +13,8 @@
 
 #include "Minimal.h"
 #include "Native.h"
-#include "Operand.h"
+#include "Boxed.h"
+#include "SameDevice.h"
 // LITERALINCLUDE END: NATIVE_BINARY_INCLUDES
 
 namespace at::native::openreg {
@@ -71,7 +72,10 @@ struct RawBinaryKernel {
 // LITERALINCLUDE END: NATIVE_BINARY_RAW_KERNEL
 
 // LITERALINCLUDE START: NATIVE_K_RAW_KERNEL_MAX_NUMEL
-constexpr int64_t kRawKernelMaxNumel = 32768;  // beyond this, PyTorch's vectorized, parallel loops win
+// The raw loop runs on one thread. Past kParallelElements elements,
+// PyTorch's vectorized loops run on the kernel threads and win: larger
+// operands take them.
+using c10::openreg::kParallelElements;
 // LITERALINCLUDE END: NATIVE_K_RAW_KERNEL_MAX_NUMEL
 
 // LITERALINCLUDE START: NATIVE_TRY_RAW_KERNEL
@@ -80,7 +84,7 @@ bool try_raw_kernel(BinaryOp op, at::Tensor& out, const at::Tensor& a, const at:
                     const c10::Scalar& alpha) {
   c10::ScalarType dtype = out.scalar_type();
   bool b_scalar = b.is_cpu() && b.dim() == 0;
-  if (out.numel() > kRawKernelMaxNumel || !out.is_contiguous() || !a.is_privateuseone() ||
+  if (out.numel() > kParallelElements || !out.is_contiguous() || !a.is_privateuseone() ||
       a.scalar_type() != dtype || a.sizes() != out.sizes() || !a.is_contiguous()) {
     return false;
   }
@@ -108,6 +112,18 @@ bool try_raw_kernel(BinaryOp op, at::Tensor& out, const at::Tensor& a, const at:
   }
 }
 // LITERALINCLUDE END: NATIVE_TRY_RAW_KERNEL
+
+// LITERALINCLUDE START: OPERAND_CHECK_RESULT
+// The dtype and shape checks an out= or in-place result gets on the CPU, done
+// before launch.
+void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_dtype,
+                  c10::IntArrayRef result_shape) {
+  TORCH_CHECK(c10::canCast(result_dtype, out.scalar_type()), "result type ", result_dtype,
+              " can't be cast to the desired output type ", out.scalar_type());
+  TORCH_CHECK(out.sizes() == result_shape, op, ": output with shape ", out.sizes(),
+              " doesn't match the broadcast shape ", result_shape);
+}
+// LITERALINCLUDE END: OPERAND_CHECK_RESULT
 
 // LITERALINCLUDE START: NATIVE_RESULT
 struct Result {

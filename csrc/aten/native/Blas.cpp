@@ -10,9 +10,10 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "../../amp/ComputeType.h"
+#include "../../runtime/OpenRegLaunch.h"
 #include "Minimal.h"
 #include "Native.h"
-#include "Operand.h"
+#include "SameDevice.h"
 // LITERALINCLUDE END: NATIVE_BLAS_INCLUDES
 
 namespace at::native::openreg {
@@ -35,8 +36,8 @@ void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
 // LITERALINCLUDE END: NATIVE_CHECK_MM
 
 // Matrix products run PyTorch's CPU kernels on device memory; for float16 and
-// bfloat16 those accumulate in float32 and round once, as CUDA's do (measured
-// in tests/test_mixed_precision.py).
+// bfloat16 those accumulate in float32 and round once, as CUDA's do
+// (tests/test_mixed_precision.py checks it).
 // LITERALINCLUDE START: NATIVE_MM_LAUNCH
 at::Tensor& launch_mm(at::Tensor& out, const at::Tensor& self, const at::Tensor& mat2) {
   if (out.numel() == 0) return out;

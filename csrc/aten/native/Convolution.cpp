@@ -7,9 +7,10 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "../../amp/ComputeType.h"
+#include "../../runtime/OpenRegLaunch.h"
 #include "Minimal.h"
 #include "Native.h"
-#include "Operand.h"
+#include "SameDevice.h"
 // LITERALINCLUDE END: CONVOLUTION_CONVOLUTION_INCLUDES
 
 namespace at::native::openreg {
@@ -110,15 +111,5 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   return {grad_input, grad_weight, grad_bias};
 }
 // LITERALINCLUDE END: CONVOLUTION_BACKWARD
-
-// LITERALINCLUDE START: CONVOLUTION_FUSED_SDP_CHOICE
-// openreg has no fused attention kernels: scaled_dot_product_attention takes
-// PyTorch's math path, built from operators the device implements.
-int64_t fused_sdp_choice(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                         const std::optional<at::Tensor>&, double, bool, std::optional<double>,
-                         bool) {
-  return 0;  // sdp::SDPBackend::math
-}
-// LITERALINCLUDE END: CONVOLUTION_FUSED_SDP_CHOICE
 
 }  // namespace at::native::openreg

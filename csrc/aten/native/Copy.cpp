@@ -1,11 +1,12 @@
 // Copy.cpp: copies between CPU and openreg, within a device and across devices.
 // LITERALINCLUDE START: COPY_INCLUDES
+#include "Copy.h"
+
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/_to_copy_native.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
-#include <torch/library.h>
 
 #include "../../runtime/OpenRegHostAllocator.h"
 #include "../../runtime/OpenRegLaunch.h"
@@ -212,7 +213,7 @@ at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) 
 // LITERALINCLUDE START: COPY_TO_COPY
 // x.to(dtype), x.half(), x.float(): PyTorch's _to_copy allocates the result
 // and calls copy_, which reaches _copy_from through three more dispatcher
-// calls, a third of a 1,024-element conversion's time. A contiguous device
+// calls, a large share of a small conversion's time. A contiguous device
 // tensor converted on its own device is allocated (with its strides, as
 // PyTorch preserves them) and converted here; any other conversion is
 // PyTorch's _to_copy.
@@ -240,9 +241,5 @@ at::Tensor _to_copy(const at::Tensor& self, std::optional<c10::ScalarType> dtype
   return out;
 }
 // LITERALINCLUDE END: COPY_TO_COPY
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_to_copy", TORCH_FN(_to_copy));
-}
 
 }  // namespace at::native::openreg

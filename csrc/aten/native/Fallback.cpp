@@ -5,7 +5,8 @@
 #include <ATen/native/CPUFallback.h>
 
 #include "../../runtime/OpenRegFunctions.h"
-#include "Operand.h"
+#include "Boxed.h"
+#include "SameDevice.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -14,18 +15,6 @@
 // LITERALINCLUDE END: FALLBACK_FALLBACK_INCLUDES
 
 namespace at::native::openreg {
-
-// LITERALINCLUDE START: FALLBACK_CHECK_SAME_DEVICE
-std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,
-                                             const torch::jit::Stack& stack) {
-  const auto& schema = op.schema();
-  SameDevice devices;
-  for (size_t i = stack.size() - schema.arguments().size(); i < stack.size(); ++i) {
-    for_each_tensor(stack[i], [&](const at::Tensor& t) { devices.add(t); });
-  }
-  return devices.check(schema.name());
-}
-// LITERALINCLUDE END: FALLBACK_CHECK_SAME_DEVICE
 
 namespace {
 // LITERALINCLUDE START: FALLBACK_STRICT_MODE
@@ -49,18 +38,6 @@ std::set<std::string>& warned() {
   return *w;
 }
 // LITERALINCLUDE END: FALLBACK_WARNED
-
-// LITERALINCLUDE START: FALLBACK_HOLDS_TENSORS
-// Tensor, Tensor?, Tensor[] and Tensor?[]: the arguments a fallback copies.
-bool holds_tensors(const c10::TypePtr& type) {
-  switch (type->kind()) {
-    case c10::TypeKind::TensorType: return true;
-    case c10::TypeKind::OptionalType: return holds_tensors(type->castRaw<c10::OptionalType>()->getElementType());
-    case c10::TypeKind::ListType: return holds_tensors(type->castRaw<c10::ListType>()->getElementType());
-    default: return false;
-  }
-}
-// LITERALINCLUDE END: FALLBACK_HOLDS_TENSORS
 
 // LITERALINCLUDE START: FALLBACK_DISPLAY_NAME
 std::string display_name(const c10::FunctionSchema& schema) {

@@ -17,12 +17,6 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 std::map<std::string, int64_t> fallback_counts();
 void reset_fallback_counts();
 
-// Raises PyTorch's "Expected all tensors to be on the same device" unless the
-// operator's tensors share one device (0-dim CPU tensors may join); returns
-// the openreg device, if any.
-std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,
-                                             const torch::jit::Stack& stack);
-
 // Why an operator can never fall back, or "" if it can.
 std::string why_no_fallback(const c10::FunctionSchema& schema);
 

@@ -7,7 +7,6 @@
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "Native.h"
-#include "Operand.h"
 
 namespace at::native::openreg {
 

@@ -1,19 +1,20 @@
 // Join.cpp: cat and stack of small contiguous tensors as block copies on the device.
 //
-// torch.cat of two 1,024-float tensors takes the CPU about 1.5 us. Borrowed,
-// the host boxed a tensor list and planned it, and stack went through two
-// unsqueeze views and cat.out: 1.5-1.7x the CPU. Joining contiguous tensors of
+// Joining small tensors is a short job on the CPU; borrowed, the host would box
+// a tensor list and plan it, and stack would go through unsqueeze views and
+// cat.out, costing more than the copy itself. Joining contiguous tensors of
 // one dtype along dimension d is, for each index of the dimensions before d,
 // one block copy per input, so a small kernel does it. Other joins (mixed
 // dtypes, strided inputs, the legacy empty 1-D tensors cat skips, large
 // tensors where PyTorch's parallel copy wins) stay with PyTorch's kernel.
 // LITERALINCLUDE START: JOIN_INCLUDES
+#include "Join.h"
+
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/cat_ops.h>
 #include <ATen/ops/stack_native.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/SmallVector.h>
-#include <torch/library.h>
 
 #include <cstring>
 
@@ -54,7 +55,9 @@ struct JoinKernel {
 // LITERALINCLUDE END: JOIN_KERNEL
 
 // LITERALINCLUDE START: JOIN_PLAN
-constexpr int64_t kJoinMaxNumel = 32768;  // beyond this, PyTorch's parallel copy wins
+// The block copies run on one thread: past kParallelElements elements,
+// PyTorch's copy, on the kernel threads, wins.
+using c10::openreg::kParallelElements;
 
 // Whether the block-copy kernel takes these inputs: one device, one dtype,
 // contiguous, none empty, of one rank, sizes equal except along `dim` (or
@@ -80,7 +83,7 @@ bool joinable(at::TensorList tensors, int64_t dim, bool same_sizes) {
     c10::openreg::check_storage_fits(t);  // raw pointers skip KernelTensor's check
     numel += t.numel();
   }
-  return numel <= kJoinMaxNumel;
+  return numel <= kParallelElements;
 }
 
 // The joined result of tensors that passed joinable(); `d` is the wrapped
@@ -100,6 +103,7 @@ at::Tensor join(at::TensorList tensors, int64_t d, at::IntArrayRef shape) {
   return out;
 }
 // LITERALINCLUDE END: JOIN_PLAN
+}  // namespace
 
 // LITERALINCLUDE START: JOIN_CAT_STACK
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
@@ -127,13 +131,5 @@ at::Tensor stack(at::TensorList tensors, int64_t dim) {
   return join(tensors, d, shape);
 }
 // LITERALINCLUDE END: JOIN_CAT_STACK
-}  // namespace
-
-// LITERALINCLUDE START: JOIN_REGISTER
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cat", TORCH_FN(cat));
-  m.impl("stack", TORCH_FN(stack));
-}
-// LITERALINCLUDE END: JOIN_REGISTER
 
 }  // namespace at::native::openreg

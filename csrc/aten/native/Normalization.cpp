@@ -13,7 +13,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 
-#include "Borrowed.h"
+#include "Normalization.h"
 // LITERALINCLUDE END: NORMALIZATION_INCLUDES
 
 namespace at::native::openreg {
@@ -39,6 +39,7 @@ bool one_dtype(const at::Tensor& x, std::initializer_list<at::Tensor> params) {
   return true;
 }
 // LITERALINCLUDE END: NORMALIZATION_HELPERS
+}  // namespace
 
 // LITERALINCLUDE START: NORMALIZATION_FORWARD_WRITER
 // native_layer_norm(input, normalized_shape, weight?, bias?, eps) -> (out, mean, rstd).
@@ -89,15 +90,5 @@ bool layer_norm_backward_writer(const torch::jit::Stack& args, const torch::jit:
   return true;
 }
 // LITERALINCLUDE END: NORMALIZATION_BACKWARD_WRITER
-
-// LITERALINCLUDE START: NORMALIZATION_REGISTER
-const bool registered = [] {
-  set_writer("native_layer_norm", &layer_norm_writer);
-  set_writer("native_layer_norm_backward", &layer_norm_backward_writer);
-  return true;
-}();
-// LITERALINCLUDE END: NORMALIZATION_REGISTER
-
-}  // namespace
 
 }  // namespace at::native::openreg

@@ -19,11 +19,11 @@
 
 #include "../../runtime/OpenRegGenerator.h"
 #include "Borrowed.h"
-#include "Fallback.h"
+#include "Boxed.h"
 #include "Minimal.h"
 #include "Native.h"
-#include "Operand.h"
 #include "Random.h"
+#include "SameDevice.h"
 // LITERALINCLUDE END: RANDOM_RANDOM_INCLUDES
 
 namespace at::native::openreg {
@@ -77,7 +77,7 @@ struct Draw {
 // LITERALINCLUDE START: RANDOM_FOR_EACH_ELEMENT
 // Blocks are independent of each other, so a kernel spreads its elements over
 // the device's threads; which numbers an element gets does not depend on how.
-constexpr int64_t kRandomGrain = 4096;  // about 50 us of Philox per chunk
+constexpr int64_t kRandomGrain = 4096;  // Philox work per chunk that outweighs waking a thread
 
 template <class F>
 void for_each_element(int64_t n, const F& f) {

@@ -12,7 +12,7 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "../../runtime/OpenRegLaunch.h"
-#include "Operand.h"
+#include "SameDevice.h"
 // LITERALINCLUDE END: RECURRENT_RECURRENT_INCLUDES
 
 namespace at::native::openreg {

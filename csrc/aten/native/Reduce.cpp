@@ -2,15 +2,17 @@
 // host path for contiguous float tensors; mse_loss's mean and sum in one pass; all and any of a
 // boolean tensor.
 //
-// torch.sum(x) of 1,024 floats is a 1-2 us job on the CPU; through the
-// borrowed path (the host plans the call and captures its arguments) it cost
-// 3x that, and x.sum(-1) of a 16 x 64 matrix 2.8x. For contiguous float
-// tensors reduced over every dimension or the last one, the host allocates
-// the result and queues PyTorch's own CPU reduction on it: the CPU's bits (a
-// hand-written loop that summed in double was more exact than the CPU's
-// float cascade, and failed OpInfo's exact comparisons of integer inputs'
-// float results). Everything else keeps PyTorch's reduction, borrowed.
+// A small reduction is a short job on the CPU; through the borrowed path the
+// host would also plan the call and capture its arguments, which costs more
+// than the reduction itself. For contiguous float tensors reduced over every
+// dimension or the last one, the host allocates the result and queues
+// PyTorch's own CPU reduction on it: the CPU's bits (a hand-written loop that
+// summed in double was more exact than the CPU's float cascade, and failed
+// OpInfo's exact comparisons of integer inputs' float results). Everything
+// else keeps PyTorch's reduction, borrowed.
 // LITERALINCLUDE START: REDUCE_INCLUDES
+#include "Reduce.h"
+
 #include <ATen/Dispatch.h>
 #include <ATen/core/Reduction.h>
 #include <ATen/ops/all_ops.h>
@@ -26,7 +28,6 @@
 #include <ATen/ops/sum_ops.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/WrapDimMinimal.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <optional>
@@ -40,15 +41,15 @@
 
 namespace at::native::openreg {
 
-namespace {
-// LITERALINCLUDE START: REDUCE_RAW_SUM
 using c10::openreg::KernelTensor;
+
+// LITERALINCLUDE START: REDUCE_RAW_SUM
 
 // Whether the short path takes this input at all: a non-empty contiguous float
 // or double tensor that still fits its storage (a shrunk one: PyTorch's error).
-// Any size: at 1 M floats the borrowed path's boxed call still cost 3-5 % of
-// the CPU's time for a sum or a mean.
-bool plain_float(const at::Tensor& self) {
+// Any size: even on large tensors the borrowed path's boxed call adds its
+// planning and captures to a sum or a mean.
+static bool plain_float(const at::Tensor& self) {
   c10::openreg::check_storage_fits(self);
   c10::ScalarType t = self.scalar_type();
   return self.is_contiguous() && self.numel() > 0 && (t == at::kFloat || t == at::kDouble);
@@ -58,8 +59,9 @@ bool plain_float(const at::Tensor& self) {
 // dimension, or over all of them, of a plain_float tensor, in its own dtype.
 // Otherwise (other dimensions, an out-of-range one, other dtypes, strided or
 // large inputs) nullopt: borrowed.
-std::optional<at::DimVector> short_path_shape(const at::Tensor& self, at::OptionalIntArrayRef dim,
-                                              bool keepdim, std::optional<c10::ScalarType> dtype) {
+static std::optional<at::DimVector> short_path_shape(const at::Tensor& self,
+                                                     at::OptionalIntArrayRef dim, bool keepdim,
+                                                     std::optional<c10::ScalarType> dtype) {
   const int64_t ndim = self.dim();
   if (!plain_float(self) || (dtype.has_value() && *dtype != self.scalar_type())) {
     return std::nullopt;
@@ -103,7 +105,7 @@ struct ReduceCall {
 };
 
 // A complex scalar among the extra arguments is PyTorch's error to raise.
-bool real(const c10::Scalar& s) { return !s.isComplex(); }
+static bool real(const c10::Scalar& s) { return !s.isComplex(); }
 
 // The short path when it applies, else PyTorch's reduction through the
 // borrowed kernel (which also raises PyTorch's errors: integer means,
@@ -197,15 +199,22 @@ at::Tensor arg_reduce(const at::Tensor& self, std::optional<int64_t> dim, bool k
       KernelTensor(out), KernelTensor(self), dim, keepdim);
   return out;
 }
+
+at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return arg_reduce<at::_ops::argmax, at::_ops::argmax_out>(self, dim, keepdim);
+}
+
+at::Tensor argmin(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return arg_reduce<at::_ops::argmin, at::_ops::argmin_out>(self, dim, keepdim);
+}
 // LITERALINCLUDE END: REDUCE_ARG
 
 // LITERALINCLUDE START: REDUCE_EXTREMUM
 // amax and amin (attention's softmax keeps a row maximum; clipping and
 // quantization ranges): the short path of sum and mean, for a list of
 // dimensions that is not optional (empty means every dimension). Borrowed,
-// x.amax(1) of a 16 x 64 matrix cost the device's thread about 3 us a call,
-// 1.3-1.5x the CPU's whole call: the boxed call of the CPU kernel and the
-// captured arguments took as long as the reduction. The kernel is argmax's
+// x.amax(1) of a small matrix spent as long on the device's thread in the
+// boxed call of the CPU kernel and the captured arguments as in the reduction. The kernel is argmax's
 // (REDUCE_ARG), keeping the list of dimensions in a small vector.
 
 template <class Op, class OpOut>
@@ -219,14 +228,22 @@ at::Tensor extremum(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
       keepdim);
   return out;
 }
+
+at::Tensor amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  return extremum<at::_ops::amax, at::_ops::amax_out>(self, dim, keepdim);
+}
+
+at::Tensor amin(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
+  return extremum<at::_ops::amin, at::_ops::amin_out>(self, dim, keepdim);
+}
 // LITERALINCLUDE END: REDUCE_EXTREMUM
 
 // LITERALINCLUDE START: REDUCE_CUMSUM
 // cumsum (positions, running totals, the end of a sampler's cumulative
 // probabilities): the result has the input's shape, and any dimension goes.
 // c10::maybe_wrap_dim raises PyTorch's IndexError for one out of range before
-// anything is queued. Borrowed, x.cumsum(0) of 1,024 floats was 0.9-1.5x the
-// CPU's time, set by the device's side of the call.
+// anything is queued. Borrowed, a small cumsum's time would be set by the
+// device's side of the call, the boxed CPU kernel, not by the sum.
 struct CumsumCall {
   KernelTensor out;
   KernelTensor self;
@@ -321,7 +338,8 @@ struct SquaredErrorKernel {
 // double tensors of one shape on one device; everything else (no reduction,
 // broadcasting with its warning, other dtypes, strided inputs, empty ones,
 // PyTorch's errors) is PyTorch's mse_loss, borrowed.
-bool one_pass_squared_error(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+static bool one_pass_squared_error(const at::Tensor& self, const at::Tensor& target,
+                                   int64_t reduction) {
   const c10::ScalarType t = self.scalar_type();
   return reduction != at::Reduction::None && (t == at::kFloat || t == at::kDouble) &&
          target.scalar_type() == t && target.device() == self.device() &&
@@ -351,8 +369,8 @@ at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t re
 // `(x > 0).all()` and of many input checks. A bool is one byte, 0 or 1, so
 // `all` is the AND of the bytes and `any` their OR: loops the compiler
 // vectorizes (OPENREG_VECTOR_CLONES), in chunks of kChunk bytes that the kernel threads share.
-// Borrowed, the host's side of the call cost more than the CPU's whole
-// reduction of 1,024 elements. Other dtypes and reductions over dimensions
+// Borrowed, the host's side of the call would cost more than the CPU's whole
+// reduction of a small mask. Other dtypes and reductions over dimensions
 // are PyTorch's kernels, borrowed.
 struct AllAnyKernel {
   bool* out;
@@ -400,25 +418,10 @@ at::Tensor all_any(const at::Tensor& self) {
                                                 self.const_data_ptr<bool>(), self.numel(), kAll);
   return out;
 }
-// LITERALINCLUDE END: REDUCE_ALL_ANY
-}  // namespace
 
-// LITERALINCLUDE START: REDUCE_REGISTER
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sum", TORCH_FN(sum));
-  m.impl("mean", TORCH_FN(mean));
-  m.impl("sum.dim_IntList", TORCH_FN(sum_dim));
-  m.impl("mean.dim", TORCH_FN(mean_dim));
-  m.impl("linalg_vector_norm", TORCH_FN(linalg_vector_norm));
-  m.impl("argmax", TORCH_FN((arg_reduce<at::_ops::argmax, at::_ops::argmax_out>)));
-  m.impl("argmin", TORCH_FN((arg_reduce<at::_ops::argmin, at::_ops::argmin_out>)));
-  m.impl("amax", TORCH_FN((extremum<at::_ops::amax, at::_ops::amax_out>)));
-  m.impl("amin", TORCH_FN((extremum<at::_ops::amin, at::_ops::amin_out>)));
-  m.impl("cumsum", TORCH_FN(cumsum));
-  m.impl("mse_loss", TORCH_FN(mse_loss));
-  m.impl("all", TORCH_FN((all_any<at::_ops::all, true>)));
-  m.impl("any", TORCH_FN((all_any<at::_ops::any, false>)));
-}
-// LITERALINCLUDE END: REDUCE_REGISTER
+at::Tensor all(const at::Tensor& self) { return all_any<at::_ops::all, true>(self); }
+
+at::Tensor any(const at::Tensor& self) { return all_any<at::_ops::any, false>(self); }
+// LITERALINCLUDE END: REDUCE_ALL_ANY
 
 }  // namespace at::native::openreg

@@ -1,12 +1,13 @@
-// Operand.h: checks and captures shared by the native kernels.
+// Boxed.h: a boxed call's arguments as kernels see them: the walker over their tensors, the operand type.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
+#include <ATen/core/jit_type.h>
+#include <c10/util/SmallVector.h>
 
 #include <optional>
-#include <string>
-#include <string_view>
+#include <vector>
 
 #include "../../runtime/OpenRegLaunch.h"
 
@@ -64,34 +65,37 @@ c10::IValue map_tensors(const c10::IValue& v, F&& f) {
 }
 // LITERALINCLUDE END: OPERAND_WALKER
 
-// LITERALINCLUDE START: OPERAND_SAME_DEVICE_DECL
-// Collects an operator's tensors and checks PyTorch's rule: one device, which
-// 0-dim CPU tensors (Python numbers) may join, as on CUDA.
-class SameDevice {
+// Whether an argument of this schema type can hold tensors: the types the
+// walker above visits, as the schema declares them.
+bool holds_tensors(const c10::TypePtr& type);
+
+// LITERALINCLUDE START: BORROWED_CAPTURE
+// A call's arguments (or results) captured at launch: each value with its
+// tensors blanked out, and the tensors as Operands, in the order the walker
+// visits them. Inside the kernel, append_to() rebuilds the values around
+// CPU tensors over the device's memory.
+class Captured {
  public:
-  void add(const at::Tensor& t);
-  // Raises "Expected all tensors to be on the same device" if two devices
-  // met; returns the openreg device, if any tensor was on one.
-  std::optional<c10::Device> check(const std::string& op) const;
+  Captured(const c10::IValue* begin, const c10::IValue* end) {
+    for (const c10::IValue* v = begin; v != end; ++v) {
+      values_.push_back(map_tensors(*v, [this](const at::Tensor& t) {
+        operands_.emplace_back(t);
+        return at::Tensor();
+      }));
+    }
+  }
+
+  void append_to(torch::jit::Stack& stack) const {  // inside the kernel
+    size_t next = 0;
+    for (const c10::IValue& v : values_) {
+      stack.push_back(map_tensors(v, [&](const at::Tensor&) { return operands_[next++].cpu(); }));
+    }
+  }
 
  private:
-  std::optional<c10::Device> openreg_;
-  std::optional<c10::Device> other_;
+  c10::SmallVector<c10::IValue, 6> values_;
+  c10::SmallVector<Operand, 4> operands_;
 };
-
-// The openreg device all tensors share (there must be one); see SameDevice.
-c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tensors);
-// LITERALINCLUDE END: OPERAND_SAME_DEVICE_DECL
-
-// The dtype checks an out= or in-place result gets on CPU, done before launch.
-void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_dtype,
-                  c10::IntArrayRef result_shape);
-
-// LITERALINCLUDE START: OPERAND_REFUSE_WHILE_CAPTURING
-// An operator whose outputs' shapes depend on the data waits for the device
-// (nonzero, masked_select, unique): raises if the current stream is being
-// captured into a graph, which cannot wait for anything.
-void refuse_while_capturing(std::string_view op);
-// LITERALINCLUDE END: OPERAND_REFUSE_WHILE_CAPTURING
+// LITERALINCLUDE END: BORROWED_CAPTURE
 
 }  // namespace at::native::openreg

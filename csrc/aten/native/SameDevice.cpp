@@ -1,0 +1,46 @@
+// SameDevice.cpp: PyTorch's one-device rule, for kernels' arguments and for boxed calls.
+#include "SameDevice.h"
+
+#include "Boxed.h"
+
+namespace at::native::openreg {
+
+// LITERALINCLUDE START: OPERAND_SAME_DEVICE_DEF
+void SameDevice::add(const at::Tensor& t) {
+  if (!t.defined() || (t.is_cpu() && t.dim() == 0)) return;
+  if (t.is_privateuseone() && !openreg_.has_value()) {
+    openreg_ = t.device();
+  } else if (t.device() != openreg_ && !other_.has_value()) {
+    other_ = t.device();
+  }
+}
+
+std::optional<c10::Device> SameDevice::check(const std::string& op) const {
+  TORCH_CHECK(!(openreg_.has_value() && other_.has_value()), "Expected all tensors to be on the "
+              "same device, but found at least two devices, ", *openreg_, " and ", *other_,
+              "! (in ", op, ")");
+  return openreg_;
+}
+
+c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tensors) {
+  SameDevice devices;
+  for (const at::Tensor& t : tensors) devices.add(t);
+  std::optional<c10::Device> device = devices.check(op);
+  TORCH_CHECK(device.has_value(), op, ": expected at least one openreg tensor");
+  return *device;
+}
+// LITERALINCLUDE END: OPERAND_SAME_DEVICE_DEF
+
+// LITERALINCLUDE START: FALLBACK_CHECK_SAME_DEVICE
+std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,
+                                             const torch::jit::Stack& stack) {
+  const auto& schema = op.schema();
+  SameDevice devices;
+  for (size_t i = stack.size() - schema.arguments().size(); i < stack.size(); ++i) {
+    for_each_tensor(stack[i], [&](const at::Tensor& t) { devices.add(t); });
+  }
+  return devices.check(schema.name());
+}
+// LITERALINCLUDE END: FALLBACK_CHECK_SAME_DEVICE
+
+}  // namespace at::native::openreg
