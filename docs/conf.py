@@ -49,6 +49,14 @@ def _generate_opinfo_report(app) -> None:
     opinfo_report.main(["--output", str(DOCS / "opinfo-report.md")])
 
 
+def _generate_performance(app) -> None:
+    """Writes performance.md from the latest results the benchmarks wrote (benchmarks/results)."""
+    import results
+
+    results.main(["--output", str(DOCS / "performance.md")])
+
+
 def setup(app):
     app.connect("builder-inited", _generate_op_coverage)
     app.connect("builder-inited", _generate_opinfo_report)
+    app.connect("builder-inited", _generate_performance)
