@@ -104,6 +104,14 @@ def command(benchmark: str, argv: list[str] | None) -> str:
     return " ".join(["python", f"benchmarks/{benchmark}.py", *kept])
 
 
+def dumps(result: dict) -> str:
+    """The file's text: one case a line, so that git's diff of two runs reads case by case."""
+    head = json.dumps({k: v for k, v in result.items() if k != "cases"}, indent=1,
+                      ensure_ascii=False)
+    cases = ",\n  ".join(json.dumps(case, ensure_ascii=False) for case in result["cases"])
+    return head[:-2] + ',\n "cases": [\n  ' + cases + "\n ]\n}\n"
+
+
 def write(benchmark: str, title: str, what: str, settings: dict, cases: list[dict],
           directory: str, argv: list[str] | None = None) -> Path:
     """Writes <directory>/<benchmark>.json and says where on stderr (stdout stays the table)."""
@@ -117,7 +125,7 @@ def write(benchmark: str, title: str, what: str, settings: dict, cases: list[dic
     }
     path = Path(directory) / f"{benchmark}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(dumps(result), encoding="utf-8")
     print(f"results: {path}", file=sys.stderr)
     return path
 

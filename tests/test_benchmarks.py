@@ -187,8 +187,11 @@ class TestResults:
                                  "--seconds", "1", "--calls", "500", "--results", str(tmp_path)],
                                 capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
-        written = json.loads((tmp_path / "phases.json").read_text(encoding="utf-8"))
+        text = (tmp_path / "phases.json").read_text(encoding="utf-8")
+        written = json.loads(text)
         assert results.problems(written) == []
+        cases = [line for line in text.splitlines() if line.startswith('  {"name": ')]
+        assert len(cases) == len(written["cases"])  # one case a line: git diffs by case
         assert written["benchmark"] == "phases" and written["title"] and written["what"]
         assert written["command"] == "python benchmarks/phases.py --seconds 1 --calls 500"
         assert set(written["machine"]) == {"cpu", "cores", "os"}
