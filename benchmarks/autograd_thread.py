@@ -19,7 +19,8 @@ one process:
 Each round is `--calls` calls and a synchronize, in µs a call. Between rounds the process sleeps
 `--gap-ms` (default 10 ms, about one round of the other side in `benchmarks/ops.py`), so that its
 threads start each round asleep, as they do there; `--gap-ms 0` shows the same calls with every
-thread kept awake by the rounds before.
+thread kept awake by the rounds before. Each run writes benchmarks/results/autograd_thread.json
+(benchmarks/record.py; `--results DIR` elsewhere).
 """
 
 # LITERALINCLUDE START: BENCH_AUTOGRAD_THREAD_IMPORTS
@@ -35,6 +36,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ops import OPS, SIZES, _side  # noqa: E402  (the operators and sizes of benchmarks/ops.py)
+from record import add_results_option, ratio_case, value_case, write  # noqa: E402
 from run import add_kernel_threads_option, use_kernel_threads  # noqa: E402
 # LITERALINCLUDE END: BENCH_AUTOGRAD_THREAD_IMPORTS
 
@@ -56,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=30, help="rounds of each way (default 30)")
     parser.add_argument("--gap-ms", type=float, default=10.0, help="sleep between rounds")
     add_kernel_threads_option(parser)
+    add_results_option(parser)
     args = parser.parse_args(argv)
     if args.calls < 1 or args.rounds < 1 or args.gap_ms < 0:
         parser.error("--calls and --rounds must be positive, --gap-ms not negative")
@@ -99,6 +102,17 @@ def main(argv: list[str] | None = None) -> int:
     caller = statistics.median(times["caller thread"])
     print(f"the hand-over to autograd's thread and back: {(engine - caller) * 1e6:.1f}us a pass "
           f"(engine thread / caller thread: {engine / caller:.2f})")
+    cases = [value_case(f"conv2d backward at {args.size}, {name}", [t * 1e6 for t in values],
+                        "µs a call") for name, values in times.items()]
+    cases.append(ratio_case("engine thread / caller thread",
+                            [e / c for e, c in zip(times["engine thread"], times["caller thread"])],
+                            note="what handing the pass to autograd's thread and back costs"))
+    write("autograd_thread", "Autograd's device thread",
+          "One backward pass of a small convolution on openreg, on autograd's thread for the "
+          "device, on the calling thread, and the backward kernel alone.",
+          {"size": args.size, "calls": args.calls, "rounds": args.rounds, "gap_ms": args.gap_ms,
+           "kernel_threads": torch.openreg.get_kernel_threads(),
+           "host_threads": torch.get_num_threads()}, cases, args.results, argv)
     return 0
 
 

@@ -6,16 +6,22 @@
 Rounds alternate between the two sides of each ratio so both see the same machine; each
 side's timed loop ends with torch.openreg.synchronize(), so queued kernels are paid for.
 Inductor's compiled code is cached in TORCHINDUCTOR_CACHE_DIR (default: a per-user temp dir).
+A full run (not --quick) writes benchmarks/results/compile.json (benchmarks/record.py).
 """
 
 # LITERALINCLUDE START: BENCH_COMPILE_IMPORTS
 import argparse
+import os
 import statistics
+import sys
 import time
 from typing import Callable
 
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from record import add_results_option, ratio_case, write  # noqa: E402
 # LITERALINCLUDE END: BENCH_COMPILE_IMPORTS
 
 
@@ -36,8 +42,8 @@ def seconds(fn: Callable[[], object], iterations: int) -> float:
 
 
 def ratio(numerator: Callable[[], object], denominator: Callable[[], object], iterations: int,
-          rounds: int) -> tuple[float, float, float]:
-    """(numerator s, denominator s, median of per-round numerator/denominator)."""
+          rounds: int) -> tuple[float, float, list[float]]:
+    """(numerator s, denominator s: medians, and each round's numerator/denominator)."""
     for fn in (numerator, denominator):
         for _ in range(3):
             fn()
@@ -47,7 +53,7 @@ def ratio(numerator: Callable[[], object], denominator: Callable[[], object], it
         num.append(seconds(numerator, iterations))
         den.append(seconds(denominator, iterations))
         ratios.append(num[-1] / den[-1])
-    return statistics.median(num), statistics.median(den), statistics.median(ratios)
+    return statistics.median(num), statistics.median(den), ratios
 
 
 # LITERALINCLUDE START: COMPILE_BENCH_CHAIN
@@ -63,10 +69,11 @@ def training_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.T
     return loss
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
+    add_results_option(parser)
+    args = parser.parse_args(argv)
     rounds, iterations = (2, 2) if args.quick else (9, 10)
     print(f"{'case':44} {'a':>10} {'b':>10} {'a/b':>6} {'target':>8}")
 
@@ -77,9 +84,9 @@ def main() -> None:
     assert torch.allclose(chain_dev(dx, db).cpu(), fused_chain(x, b), atol=1e-4)
     cases = [
         ("chain 4M: eager openreg / compiled openreg", lambda: fused_chain(dx, db),
-         lambda: chain_dev(dx, db), ">= 1.5"),
+         lambda: chain_dev(dx, db), [1.5, None]),
         ("chain 4M: compiled openreg / compiled CPU", lambda: chain_dev(dx, db),
-         lambda: chain_cpu(x, b), "<= 1.1"),
+         lambda: chain_cpu(x, b), 1.1),
     ]
 
     inputs, targets = torch.randn(32, 3, 32, 32), torch.randint(0, 10, (32,))
@@ -91,11 +98,20 @@ def main() -> None:
     step_cpu, step_dev = torch.compile(training_step), torch.compile(training_step)
     cases.append(("CNN training step: compiled openreg / CPU",
                   lambda: step_dev(model_dev, dinputs, dtargets),
-                  lambda: step_cpu(model_cpu, inputs, targets), "<= 1.1"))
+                  lambda: step_cpu(model_cpu, inputs, targets), 1.1))
 
+    recorded = []
     for name, numerator, denominator, target in cases:
-        a, b_, r = ratio(numerator, denominator, iterations, rounds)
-        print(f"{name:44} {a * 1e3:8.2f}ms {b_ * 1e3:8.2f}ms {r:6.2f} {target:>8}", flush=True)
+        a, b_, ratios = ratio(numerator, denominator, iterations, rounds)
+        recorded.append(ratio_case(name, ratios, target))
+        shown = f">= {target[0]}" if isinstance(target, list) else f"<= {target}"
+        print(f"{name:44} {a * 1e3:8.2f}ms {b_ * 1e3:8.2f}ms {recorded[-1]['ratio']:6.2f} "
+              f"{shown:>8}", flush=True)
+    if not args.quick:
+        write("compile", "torch.compile",
+              "A fused elementwise chain and a CNN training step under torch.compile on openreg, "
+              "against eager openreg and against the compiled CPU.",
+              {"rounds": rounds, "iterations": iterations}, recorded, args.results, argv)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ the CPU tensor goes to Gloo directly and the openreg tensor through orccl's stag
 Rounds alternate as in benchmarks/run.py; the ratio is the median of per-round ratios
 (openreg / CPU). DDP: the time of one training step of the CNN with a 16-image batch per rank,
 on 2 ranks against 1 rank (the same per-rank work, so 1.00 would be perfect weak scaling),
-one intra-op thread per rank.
+one intra-op thread per rank. A full run (not --quick) writes benchmarks/results/distributed.json
+(benchmarks/record.py).
 """
 
 import argparse
@@ -25,7 +26,8 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import compare  # noqa: E402  (the alternating-rounds harness)
+from record import add_results_option, ratio_case, write  # noqa: E402
+from run import alternate  # noqa: E402  (the alternating-rounds harness)
 
 
 def free_port() -> int:
@@ -48,12 +50,13 @@ def all_reduce_case(rank: int, world: int, port: int, quick: bool, results) -> N
                             rank=rank, world_size=world, timeout=timedelta(seconds=120))
     n = (64 << 20) // 4
     cpu_t, dev_t = torch.ones(n), torch.ones(n, device=dev)
-    cpu, device, ratio = compare(lambda: dist.all_reduce(cpu_t), lambda: dist.all_reduce(dev_t),
-                                 iterations=1 if quick else 3, rounds=2 if quick else 7)
+    cpu, device, ratios = alternate(lambda: dist.all_reduce(cpu_t),
+                                    lambda: dist.all_reduce(dev_t),
+                                    iterations=1 if quick else 3, rounds=2 if quick else 7)
     # Both tensors went through the same number of all_reduces: same values.
     assert torch.equal(cpu_t, dev_t.cpu()), "openreg all_reduce differs from Gloo's"
     if rank == 0:
-        results["all_reduce"] = (cpu, device, ratio)
+        results["all_reduce"] = (statistics.median(cpu), statistics.median(device), ratios)
     dist.destroy_process_group()
 
 
@@ -97,18 +100,29 @@ def spawn(fn, world: int, quick: bool) -> dict:
         return dict(results)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    quick = parser.parse_args().quick
-    cpu, device, ratio = spawn(all_reduce_case, 2, quick)["all_reduce"]
+    add_results_option(parser)
+    args = parser.parse_args(argv)
+    cpu, device, ratios = spawn(all_reduce_case, 2, args.quick)["all_reduce"]
+    cases = [ratio_case("all_reduce 64 MiB, 2 ranks", ratios, 1.3)]
     print(f"{'case':34} {'CPU/Gloo':>10} {'openreg':>10} {'ratio':>7} {'target':>7}")
     print(f"{'all_reduce 64 MiB, 2 ranks':34} {cpu * 1e3:8.1f}ms {device * 1e3:8.1f}ms "
-          f"{ratio:7.2f} {'<= 1.3':>7}")
-    one = spawn(ddp_case, 1, quick)["ddp1"]
-    two = spawn(ddp_case, 2, quick)["ddp2"]
+          f"{cases[0]['ratio']:7.2f} {'<= 1.3':>7}")
+    one = spawn(ddp_case, 1, args.quick)["ddp1"]
+    two = spawn(ddp_case, 2, args.quick)["ddp2"]
+    # One run of each world size, one after the other: a single ratio of their median steps.
+    cases.append(ratio_case("DDP CNN step, 2 ranks / 1 rank", [two / one], spread=False,
+                            note="the same per-rank work: 1.00 is perfect weak scaling"))
     print(f"{'DDP CNN step, 1 rank vs 2 ranks':34} {one * 1e3:8.1f}ms {two * 1e3:8.1f}ms "
           f"{two / one:7.2f} {'':>7}")
+    if not args.quick:
+        write("distributed", "Collectives and DDP",
+              "all_reduce of 64 MiB on two openreg ranks against CPU tensors on Gloo, and a DDP "
+              "training step on two ranks against one.",
+              {"all_reduce_rounds": 7, "all_reduce_iterations": 3, "ddp_steps": 20}, cases,
+              args.results, argv)
 
 
 if __name__ == "__main__":

@@ -1,25 +1,20 @@
 """Per-operator benchmark: the operators real models call, openreg against native CPU.
 
-    python benchmarks/ops.py                 # every operator at 1K and 1M elements (about 2 minutes)
+    python benchmarks/ops.py                 # every operator at 1K and 1M (a few minutes)
     python benchmarks/ops.py --quick         # a few iterations: checks the harness, not numbers
     python benchmarks/ops.py --size 1K -k sum   # one size, operators whose name contains "sum"
     python benchmarks/ops.py --cpu-vs-cpu    # both sides on the CPU: checks the harness itself
     python benchmarks/ops.py --kernel-threads 2   # the device's kernels get both cores
 
-The operators are what a CNN, a transformer block, an LSTM and an AMP training step dispatch
-(see `torch.openreg` dispatch tracing in docs/tools.md), plus indexing and reductions. Each
-runs on tensors of about 1,024 and about 1,048,576 elements. Each side runs in a process of
-its own (in one process the device's OpenMP threads and the CPU side's slow each other); their
-rounds alternate, which side goes first alternates too, openreg rounds end with a synchronize,
-and the ratio is the median of the per-round ratios (openreg / CPU; 1.00 is as fast as native
-CPU). openreg's kernels get the backend's default of one thread, or `--kernel-threads N` (the
-host thread then gets one). The rounds of an operator are spread over the run: the whole list
-is measured in several passes, a few rounds each, because this machine has slow phases lasting
-seconds that a block of consecutive rounds would fall into entirely; and the passes are taken
-in turn by several pairs of side processes, because a process can be faster or slower than
-another at one operator for its whole life. The `worst` column is the highest median of a
-single pass. The last lines are the geometric means of the ratios, per size, and the operators
-over the per-operator targets (1.3 at 1K, 1.1 at 1M).
+The operators are what a CNN, a transformer block, an LSTM and an AMP step dispatch (docs/tools.md,
+dispatch tracing), plus indexing and reductions, at about 1,024 and 1,048,576 elements. Each side
+runs in a process of its own (in one, the device's OpenMP threads and the CPU side's slow each
+other); the harness asks them for rounds in turn, which side goes first alternating, and an
+operator's ratio is the median of its per-round ratios (openreg / CPU). The rounds are spread
+over passes over the list, since the machine has slow phases lasting seconds, and the passes go
+in turn to pairs of side processes, since a process can be slower at one operator for its whole
+life. `worst` is the highest median of one pass; the last lines give the geometric means and the
+operators over target. A whole run writes benchmarks/results/ops.json (benchmarks/record.py).
 """
 
 # LITERALINCLUDE START: BENCH_IMPORTS
@@ -39,14 +34,17 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from record import add_results_option, geomean_case, ratio_case, write  # noqa: E402
 from run import (  # noqa: E402
-    add_kernel_threads_option, seconds_per_call, start_openreg, use_kernel_threads)
+    add_kernel_threads_option, running_threads, seconds_per_call, start_openreg,
+    use_kernel_threads)
 # LITERALINCLUDE END: BENCH_IMPORTS
 
 # LITERALINCLUDE START: BENCH_SIZES
 SIZES = {"1K": 1 << 10, "1M": 1 << 20}
 TARGETS = {"1K": 1.3, "1M": 1.1}  # the highest ratio an operator may have, per size
 # LITERALINCLUDE END: BENCH_SIZES
+GEOMEAN_TARGETS = {"1K": 1.1}  # the highest geometric mean of the ratios, per size
 
 # LITERALINCLUDE START: BENCH_MAKER
 # name -> make(n, device) returning a no-argument callable doing the operation once on
@@ -236,7 +234,8 @@ OPS: dict[str, Maker] = {
     "add": _binary(torch.add), "mul": _binary(torch.mul), "sub": _binary(torch.sub),
     "div": _binary(torch.div), "add (scalar)": _unary(lambda x: x + 1.0),
     "mul (scalar)": _unary(lambda x: x * 0.5), "maximum": _binary(torch.maximum),
-    "gt": _binary(torch.gt), "eq": _binary(torch.eq), "where": _binary(lambda x, y: torch.where(x > 0, x, y)),
+    "gt": _binary(torch.gt), "eq": _binary(torch.eq),
+    "where": _binary(lambda x, y: torch.where(x > 0, x, y)),
     "addcmul_": _binary(lambda x, y: x.addcmul_(y, y, value=0.0)),
     "lerp_": _binary(lambda x, y: x.lerp_(y, 0.0)),
     "threshold_backward": _binary(lambda x, y: torch.ops.aten.threshold_backward(x, y, 0.0)),
@@ -258,7 +257,8 @@ OPS: dict[str, Maker] = {
     "max_pool2d": _images(lambda x: F.max_pool2d(x, 2)),
     "avg_pool2d": _images(lambda x: F.avg_pool2d(x, 2)),
     # joining, indexing, data-dependent shapes
-    "cat": _binary(lambda x, y: torch.cat([x, y])), "stack": _binary(lambda x, y: torch.stack([x, y])),
+    "cat": _binary(lambda x, y: torch.cat([x, y])),
+    "stack": _binary(lambda x, y: torch.stack([x, y])),
     "contiguous (transpose)": _square(lambda a, b: a.t().contiguous()),
     "index_select": _indexing("index_select"), "index (tensor)": _indexing("index (tensor)"),
     "gather": _indexing("gather"), "scatter_add": _indexing("scatter_add"),
@@ -344,30 +344,11 @@ SETTLE_LIMIT = 0.05     # the longest wait for a side's threads to go idle after
 SETTLE_SECONDS = 0.01   # the fixed wait instead, where /proc cannot tell (not Linux)
 
 
-def running_threads(pid: int) -> int | None:
-    """How many of process `pid`'s threads are running or waiting for a core, from Linux's
-    /proc; None where /proc cannot tell."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return None
-    running = 0
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
-                # The state is the first field after the command name, which is in parentheses.
-                running += stat.read().rpartition(")")[2].split()[0] == "R"
-        except (OSError, IndexError):
-            pass  # the thread has ended
-    return running
-
-
 class Side:
     """One side of the comparison, in a process of its own (`ops.py --serve`). The device's
-    kernels are OpenMP loops on the device's worker threads: in the CPU side's process they
-    would sit beside the CPU side's own OpenMP threads, more threads than cores, and libgomp
-    then makes every idle thread sleep at once and every parallel loop wake its threads
-    first, on both sides (a CPU relu of 1 M floats: 186 us instead of 58)."""
+    kernels are OpenMP loops on the device's worker threads: beside the CPU side's own OpenMP
+    threads they would make more threads than cores, and libgomp then makes every idle thread
+    sleep at once and every parallel loop wake its threads first, on both sides."""
 
     def __init__(self, device: str, kernel_threads: int) -> None:
         self.device = device
@@ -391,11 +372,9 @@ class Side:
 
     def settle(self) -> None:
         """Returns once none of the side's threads runs, or after SETTLE_LIMIT. After a
-        parallel loop, the idle OpenMP threads spin for milliseconds before they sleep (on this
-        machine up to 13 ms on the CPU side and 15 ms on the device's, which has a team per
-        worker): the other side's round must not start while they still take its cores. The
-        wait is busy: an idle machine slows down, and the next round would start on a cold
-        one."""
+        parallel loop, idle OpenMP threads spin for milliseconds before they sleep: the other
+        side's round must not start while they still take its cores. The wait is busy: an idle
+        machine slows down, and the next round would start on a cold one."""
         start = time.perf_counter()
         while time.perf_counter() - start < SETTLE_LIMIT:
             running = running_threads(self.process.pid)
@@ -418,12 +397,10 @@ WARM_UP_SECONDS = 0.003  # untimed calls before each round
 def warm_up(fn: Callable[[], object], finish: Callable[[], None]) -> None:
     """Calls fn at least twice and for WARM_UP_SECONDS, waiting for each call; a new operator's
     first calls (fresh caches and allocations) happen here, or in iterations_for's first window.
-    A side starts a round after the other side's, idle since its last round; its first calls
-    then run slow on both sides (a relu of 1 M floats after 20 ms of idling: 500-600 us, then
-    130-240, against 50-60 from about the fifth call on), and on openreg with two kernel threads calls can take 4 or 8 ms, the
-    scheduler's tick, for tens of milliseconds: an idle OpenMP thread spins on the core that the
-    kernel's other thread waits for (with libgomp's spin shortened, GOMP_SPINCOUNT=30000, the
-    stalls went away). A round of a few calls measured that phase rather than the operator."""
+    A side starts a round idle since its last one, and its first calls run several times slower;
+    on openreg with two kernel threads a call can take a whole scheduler tick, as an idle OpenMP
+    thread spins on the core that the kernel's other thread waits for (libgomp's GOMP_SPINCOUNT).
+    A round of a few calls measured that phase rather than the operator."""
     start, count = time.perf_counter(), 0
     while count < 2 or time.perf_counter() - start < WARM_UP_SECONDS:
         fn()
@@ -469,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-vs-cpu", action="store_true",
                         help="both sides on the CPU: every ratio should be near 1.00")
     add_kernel_threads_option(parser)
+    add_results_option(parser)
     parser.add_argument("--serve", choices=["cpu", "openreg"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
@@ -481,32 +459,38 @@ def main(argv: list[str] | None = None) -> int:
     processes = max(1, min(args.processes, passes))
     threads = args.kernel_threads or torch.openreg.get_kernel_threads()
     host = 1 if threads > 1 else torch.get_num_threads()
-    print(f"torch {torch.__version__}, CPU: {torch.get_num_threads()} threads; openreg: kernels on "
-          f"{threads}, host {host}; {processes} pair(s) of side processes; {len(names)} operators, "
-          f"{passes} passes of {rounds} rounds" + (", CPU against CPU" if args.cpu_vs_cpu else ""))
+    print(f"torch {torch.__version__}, CPU: {torch.get_num_threads()} threads; openreg: kernels "
+          f"on {threads}, host {host}; {processes} pair(s) of side processes; {len(names)} "
+          f"operators, {passes} passes of {rounds} rounds"
+          + (", CPU against CPU" if args.cpu_vs_cpu else ""))
     results, fell_back = run_passes(names, sizes, passes, rounds, args.quick, args.cpu_vs_cpu,
                                     threads, processes)
-    print(f"{'operator':24}" + "".join(f" {'cpu ' + s:>10} {'openreg':>10} {'ratio':>6} {'worst':>6}"
-                                       for s in sizes) + "  CPU fallback")
-    ratios_by_size: dict[str, list[float]] = {s: [] for s in sizes}
+    print(f"{'operator':24}" + "".join(f" {'cpu ' + s:>10} {'openreg':>10} {'ratio':>6} "
+                                       f"{'worst':>6}" for s in sizes) + "  CPU fallback")
+    cases: dict[str, list[dict]] = {s: [] for s in sizes}
     for name in names:
-        row = f"{name:24}"
+        row, fallbacks = f"{name:24}", ", ".join(sorted(fell_back[name]))
         for size in sizes:
             cpu, dev, ratios, per_pass = results[(name, size)]
-            ratio = statistics.median(ratios)
-            ratios_by_size[size].append(ratio)
+            cases[size].append(ratio_case(f"{name}, {size}", ratios, TARGETS[size],
+                                          fallbacks and f"fell back: {fallbacks}"))
             row += (f" {statistics.median(cpu) * 1e6:8.1f}us {statistics.median(dev) * 1e6:8.1f}us"
-                    f" {ratio:6.2f} {max(per_pass):6.2f}")
-        print(row + "  " + ", ".join(sorted(fell_back[name])), flush=True)
-    row = f"{'geomean':24}"
+                    f" {cases[size][-1]['ratio']:6.2f} {max(per_pass):6.2f}")
+        print(row + "  " + fallbacks, flush=True)
+    geomeans = [geomean_case(f"geomean, {s}", [case["ratio"] for case in cases[s]],
+                             [results[(name, s)][3] for name in names], GEOMEAN_TARGETS.get(s))
+                for s in sizes]
+    print(f"{'geomean':24}" + "".join(f" {'':21} {g['ratio']:6.2f} {'':6}" for g in geomeans))
     for size in sizes:
-        geomean = math.exp(sum(math.log(r) for r in ratios_by_size[size]) / len(ratios_by_size[size]))
-        row += f" {'':10} {'':10} {geomean:6.2f} {'':6}"
-    print(row)
-    for size in sizes:
-        over = [f"{name} {ratio:.2f}" for name, ratio in zip(names, ratios_by_size[size])
-                if round(ratio, 2) > TARGETS[size]]  # as the table shows it
+        over = [f"{name} {case['ratio']:.2f}" for name, case in zip(names, cases[size])
+                if round(case["ratio"], 2) > TARGETS[size]]  # as the table shows it
         print(f"over {TARGETS[size]} at {size}: " + (", ".join(over) or "none"))
+    if not (args.quick or args.cpu_vs_cpu or args.contains or args.size):  # whole runs only
+        write("ops", "Per-operator speed", f"{len(names)} operators that real models call, "
+              "each at about 1,024 and 1,048,576 elements, openreg against native CPU.",
+              {"passes": passes, "rounds": rounds, "processes": processes,
+               "kernel_threads": threads, "host_threads": host},
+              geomeans + cases["1K"] + cases["1M"], args.results, argv)
     return 0
 # LITERALINCLUDE END: BENCH_MAIN
 

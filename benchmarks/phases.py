@@ -13,17 +13,22 @@ is the difference of the last two. It prints each measurement's fastest tenth, m
 slowest tenth, in µs a call, and then splits the windows into those where the launch cost
 no more than `--slow` times its fastest tenth and the others ("slow"), with the medians of
 each part: whether the CPU and the dispatcher slowed down with the launch, or the launch alone.
+Each run writes benchmarks/results/phases.json (benchmarks/record.py; `--results DIR` elsewhere).
 """
 
 # LITERALINCLUDE START: BENCH_PHASES_IMPORTS
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from record import add_results_option, ratio_case, value_case, write  # noqa: E402
 # LITERALINCLUDE END: BENCH_PHASES_IMPORTS
 
 
@@ -69,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slow", type=float, default=1.5,
                         help="a window is slow when its launch costs more than this times the "
                              "fastest tenth's (default 1.5)")
+    add_results_option(parser)
     args = parser.parse_args(argv)
     if args.seconds <= 0:
         parser.error("--seconds must be positive")
@@ -93,6 +99,18 @@ def main(argv: list[str] | None = None) -> int:
                                 for name in names)
             ratio = statistics.median(row["with launch"] / row["cpu"] for row in part)
             print(f"{label}: {medians}  openreg/cpu {ratio:.2f}")
+    cases = [value_case(f"zero_ of 1,024 floats: {name}", [row[name] for row in rows],
+                        "µs a call") for name in names]
+    cases.append(ratio_case("zero_ of 1,024 floats: openreg / CPU",
+                            [row["with launch"] / row["cpu"] for row in rows]))
+    cases.append({"name": "slow windows", "value": len(slow), "unit": f"of {len(rows)} windows",
+                  "spread": None, "rounds": len(rows), "target": None,
+                  "note": f"launch above {args.slow:g} × its fastest tenth"})
+    write("phases", "Launch cost over time",
+          "Short windows of a small operator in turn, for a minute: the CPU's call, openreg's "
+          "call without a launch, and with one; the launch's cost is their difference.",
+          {"seconds": args.seconds, "calls": args.calls, "slow": args.slow}, cases,
+          args.results, argv)
     return 0
 
 

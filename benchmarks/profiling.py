@@ -11,6 +11,9 @@
 2. Profiling on. The same op under torch.profiler.profile(activities=[CPU, PrivateUse1]) on
    openreg against the op without the profiler, and against the CPU profiler on CPU tensors,
    in alternating rounds as benchmarks/run.py does.
+
+Each ratio is the median of the per-round ratios. A full run (not --quick) writes
+benchmarks/results/profiling.json (benchmarks/record.py).
 """
 
 import argparse
@@ -25,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIVER = ROOT / "third_party" / "openreg"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from record import add_results_option, ratio_case, write  # noqa: E402
 
 SMALL_OP = """
 import time, torch
@@ -79,9 +84,9 @@ def small_op_seconds(preload: Path | None, n: int) -> float:
     return seconds
 
 
-def hooks_off(quick: bool) -> tuple[float, float, float, float]:
-    """Small-op seconds, hooked and stripped (best of all rounds), and two ratios of them: the
-    best times' ratio (robust to a busy machine) and the median of the per-round ratios."""
+def hooks_off(quick: bool) -> tuple[float, float, float, list[float]]:
+    """Small-op seconds, hooked and stripped (best of all rounds), the best times' ratio (robust
+    to a busy machine) and each round's ratio."""
     with tempfile.TemporaryDirectory() as tmp:
         stripped = build_stripped_driver(Path(tmp))
         n, rounds = (2000, 2) if quick else (20000, 15)
@@ -90,7 +95,7 @@ def hooks_off(quick: bool) -> tuple[float, float, float, float]:
             hooked.append(small_op_seconds(None, n))
             plain.append(small_op_seconds(stripped, n))
             ratios.append(hooked[-1] / plain[-1])
-    return min(hooked), min(plain), min(hooked) / min(plain), statistics.median(ratios)
+    return min(hooked), min(plain), min(hooked) / min(plain), ratios
 
 
 def per_op(fn, sync, n: int) -> float:
@@ -101,8 +106,9 @@ def per_op(fn, sync, n: int) -> float:
     return (time.perf_counter() - start) / n
 
 
-def profiling_on(quick: bool) -> dict[str, float]:
-    """Best per-op seconds over alternating rounds: openreg off/on, CPU under the CPU profiler."""
+def profiling_on(quick: bool) -> dict[str, list[float]]:
+    """Per-op seconds of each of the alternating rounds: openreg off/on, CPU under the CPU
+    profiler."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -117,24 +123,39 @@ def profiling_on(quick: bool) -> dict[str, float]:
             runs["openreg on"].append(per_op(lambda: da + db, sync, n))
         with profile(activities=[ProfilerActivity.CPU]):
             runs["cpu on"].append(per_op(lambda: a + b, lambda: None, n))
-    return {k: min(v) for k, v in runs.items()}
+    return runs
 
 
-def main(argv=None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    add_results_option(parser)
     args = parser.parse_args(argv)
-    hooked, plain, best, median = hooks_off(args.quick)
+    hooked, plain, best, ratios = hooks_off(args.quick)
+    cases = [ratio_case("add 64 floats, driver with hooks (off) / without", ratios, [0.98, 1.02],
+                        note=f"best rounds' ratio {best:.3f}")]
     print(f"{'case':40} {'per op':>10} {'ratio':>7} {'target':>8}")
     print(f"{'add 64 floats, driver without hooks':40} {plain * 1e6:8.2f}us")
-    print(f"{'add 64 floats, driver with hooks (off)':40} {hooked * 1e6:8.2f}us {best:7.3f} "
-          f"{'0.98-1.02':>8}   (median of per-round ratios {median:.3f})")
+    print(f"{'add 64 floats, driver with hooks (off)':40} {hooked * 1e6:8.2f}us "
+          f"{cases[0]['ratio']:7.3f} {'0.98-1.02':>8}   (best rounds' ratio {best:.3f})")
     on = profiling_on(args.quick)
-    print(f"{'add 64 floats, openreg, not profiled':40} {on['openreg off'] * 1e6:8.2f}us")
-    print(f"{'add 64 floats, openreg, profiled':40} {on['openreg on'] * 1e6:8.2f}us "
-          f"{on['openreg on'] / on['openreg off']:7.2f} {'<= 2':>8}")
-    print(f"{'add 64 floats, CPU, CPU profiler':40} {on['cpu on'] * 1e6:8.2f}us "
-          f"{on['openreg on'] / on['cpu on']:7.2f}")
+    cases.append(ratio_case("add 64 floats, openreg: profiled / not profiled",
+                            [a / b for a, b in zip(on["openreg on"], on["openreg off"])], 2.0))
+    cases.append(ratio_case("add 64 floats, profiled: openreg / CPU",
+                            [a / b for a, b in zip(on["openreg on"], on["cpu on"])]))
+    median = {k: statistics.median(v) for k, v in on.items()}
+    print(f"{'add 64 floats, openreg, not profiled':40} {median['openreg off'] * 1e6:8.2f}us")
+    print(f"{'add 64 floats, openreg, profiled':40} {median['openreg on'] * 1e6:8.2f}us "
+          f"{cases[1]['ratio']:7.2f} {'<= 2':>8}")
+    print(f"{'add 64 floats, CPU, CPU profiler':40} {median['cpu on'] * 1e6:8.2f}us "
+          f"{cases[2]['ratio']:7.2f}")
+    if not args.quick:
+        write("profiling", "What profiling costs",
+              "A small operator on openreg: the driver with its activity hooks against the driver "
+              "without them, and under torch.profiler against unprofiled and against the CPU "
+              "profiler on CPU tensors.", {"hooks_rounds": len(ratios),
+                                          "profiler_rounds": len(on["openreg on"])},
+              cases, args.results, argv)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ tensors; openreg's loop ends with a synchronize, so queued kernels are paid
 for. CPU and openreg rounds alternate, so both see the same machine (a 2-core
 VM drifts), and the ratio reported is the median of the per-round ratios
 (openreg / CPU; lower is better, 1.00 is as fast as native CPU).
+A full run (not --quick) writes benchmarks/results/run.json (benchmarks/record.py).
 """
 
 # LITERALINCLUDE START: BENCH_RUN_IMPORTS
@@ -21,6 +22,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from record import add_results_option, ratio_case, write  # noqa: E402
 # LITERALINCLUDE END: BENCH_RUN_IMPORTS
 
 
@@ -34,7 +38,8 @@ class Case:
 
 
 # LITERALINCLUDE START: BENCH_ALTERNATE
-def seconds_per_call(fn: Callable[[], object], finish: Callable[[], None], iterations: int) -> float:
+def seconds_per_call(fn: Callable[[], object], finish: Callable[[], None],
+                     iterations: int) -> float:
     start = time.perf_counter()
     for _ in range(iterations):
         fn()
@@ -70,8 +75,8 @@ def start_openreg() -> None:
     """Starts openreg's runtime in this process. When it starts, the driver raises glibc's mmap
     and trim thresholds for the whole process (docs/device-kernels.md, "Performance"), so a CPU
     side measured in a process of its own calls this too: without it, it pays page faults on
-    fresh megabyte temporaries that the openreg side does not (a CPU conv2d of 1 M floats: 500
-    to 2,000 faults a call, none with it)."""
+    fresh megabyte temporaries that the openreg side does not (a CPU conv2d of 1 M floats
+    faults hundreds of times a call without it, never with it)."""
     torch.zeros(1, device="openreg")
 
 
@@ -82,11 +87,22 @@ def add_kernel_threads_option(parser: argparse.ArgumentParser) -> None:
 # LITERALINCLUDE END: BENCH_ALTERNATE
 
 
-def compare(cpu_fn: Callable[[], object], device_fn: Callable[[], object], iterations: int,
-            rounds: int) -> tuple[float, float, float]:
-    """(CPU seconds, openreg seconds, ratio): medians over alternating rounds."""
-    cpu, device, ratios = alternate(cpu_fn, device_fn, iterations, rounds)
-    return statistics.median(cpu), statistics.median(device), statistics.median(ratios)
+def running_threads(pid: int) -> int | None:
+    """How many of process `pid`'s threads are running or waiting for a core, from Linux's
+    /proc; None where /proc cannot tell."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    running = 0
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
+                # The state is the first field after the command name, which is in parentheses.
+                running += stat.read().rpartition(")")[2].split()[0] == "R"
+        except (OSError, IndexError):
+            pass  # the thread has ended
+    return running
 
 
 def report(name: str, cpu: float, device: float, ratio: float, target: str) -> None:
@@ -134,17 +150,18 @@ def run(n):
     torch.openreg.synchronize()
     return (time.perf_counter() - start) / n
 run(50)
-print(min(run({n}) for _ in range({repeats})))
+print(*(run({n}) for _ in range({repeats})))
 """
 
 
-def uncached_allocation(iterations: int, repeats: int) -> float:
-    """1 MiB allocate+free with the cache off: needs a fresh process (the switch is read once)."""
+def uncached_allocation(iterations: int, repeats: int) -> list[float]:
+    """1 MiB allocate+free with the cache off, seconds of each of `repeats` rounds: needs a
+    fresh process (the switch is read once)."""
     env = {**os.environ, "OPENREG_NO_MEMORY_CACHING": "1"}
     code = ALLOC_SNIPPET.format(n=iterations, repeats=repeats)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
-    return float(out.stdout.strip())
+    return [float(seconds) for seconds in out.stdout.split()]
 
 
 def event_timing_error(quick: bool) -> tuple[float, float]:
@@ -185,13 +202,14 @@ for name, f in cases.items():
         for _ in range({n}): f()
         sync()
         times.append((time.perf_counter() - t) / {n})
-    print(name, statistics.median(times))
+    print(name, *times, sep="\t")
 """
 
 
-def op_paths(quick: bool) -> dict[str, dict[str, float]]:
-    """Per-op seconds on the CPU, the native openreg path and the openreg fallback path."""
-    results: dict[str, dict[str, float]] = {}
+def op_paths(quick: bool) -> dict[str, dict[str, list[float]]]:
+    """Per-op seconds of each round on the CPU, the native openreg path and the openreg
+    fallback path, each side in a process of its own, one after the other."""
+    results: dict[str, dict[str, list[float]]] = {}
     runs = {"cpu": ("cpu", {}), "openreg": ("openreg", {}),
             "fallback": ("openreg", {"OPENREG_NO_BORROWED": "1"})}
     for label, (device, extra) in runs.items():
@@ -200,8 +218,8 @@ def op_paths(quick: bool) -> dict[str, dict[str, float]]:
         out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **extra},
                              capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
-            name, _, seconds = line.rpartition(" ")
-            results.setdefault(name, {})[label] = float(seconds)
+            name, *seconds = line.split("\t")
+            results.setdefault(name, {})[label] = [float(s) for s in seconds]
     return results
 
 
@@ -249,10 +267,10 @@ def side_setup(device: str, kernel_threads: int | None) -> str:
     return setup + f"use_kernel_threads({kernel_threads})\n"
 
 
-def model_steps(quick: bool, kernel_threads: int) -> list[tuple[str, float, float, float]]:
-    """(name, CPU seconds, openreg seconds, ratio) of a training step of each model: medians
-    of alternating rounds, each side of a round in a new process of its own (the kernels'
-    OpenMP threads and the CPU side's would slow each other in one process)."""
+def model_steps(quick: bool, kernel_threads: int) -> list[tuple[str, float, float, list[float]]]:
+    """(name, CPU seconds, openreg seconds, per-round ratios) of a training step of each model:
+    medians of alternating rounds, each side of a round in a new process of its own (the
+    kernels' OpenMP threads and the CPU side's would slow each other in one process)."""
     steps, rounds = (1, 1) if quick else (10, 3)
     times: dict[str, dict[str, list[float]]] = {}
     for _ in range(rounds):
@@ -265,48 +283,71 @@ def model_steps(quick: bool, kernel_threads: int) -> list[tuple[str, float, floa
                 name, _, seconds = line.rpartition(" ")
                 times.setdefault(name, {"cpu": [], "openreg": []})[device].append(float(seconds))
     return [(name, statistics.median(t["cpu"]), statistics.median(t["openreg"]),
-             statistics.median(d / c for c, d in zip(t["cpu"], t["openreg"])))
-            for name, t in times.items()]
+             [d / c for c, d in zip(t["cpu"], t["openreg"])]) for name, t in times.items()]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
     parser.add_argument("--kernel-threads", type=int, default=1,
                         help="threads of openreg's kernels in the training steps (default 1, the "
                              "backend's); above 1, openreg's host thread gets 1")
-    args = parser.parse_args()
+    add_results_option(parser)
+    args = parser.parse_args(argv)
     rounds = 1 if args.quick else 9
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
     print(f"{'case':28} {'cpu':>12} {'openreg':>12} {'ratio':>7} {'target':>9}")
+    recorded = []
+
+    def record(name, cpu, device, ratios, target, shown, **how) -> None:
+        report(name, cpu, device, statistics.median(ratios), shown)
+        recorded.append(ratio_case(name, ratios, target, **how))
+
     for case in cases():
         iterations = 2 if args.quick else case.iterations
-        cpu, dev, ratio = compare(case.cpu, case.device, iterations, rounds)
-        report(case.name, cpu, dev, ratio, f"<={case.target:.2f}" if case.target else "")
+        cpu, dev, ratios = alternate(case.cpu, case.device, iterations, rounds)
+        record(case.name, statistics.median(cpu), statistics.median(dev), ratios, case.target,
+               f"<={case.target:.2f}" if case.target else "")
 
     # Allocator: allocate+free 1 MiB, cached and uncached, against torch.empty on the CPU.
     iterations = 20 if args.quick else 20000
     host, device = torch.device("cpu"), torch.device("openreg")  # same argument shape for both
-    cpu, cached, ratio = compare(lambda: torch.empty(262144, device=host),
-                                 lambda: torch.empty(262144, device=device), iterations, rounds)
-    report("alloc+free 1 MiB, cached", cpu, cached, ratio, "<=1.00")
+    cpu, cached, ratios = alternate(lambda: torch.empty(262144, device=host),
+                                    lambda: torch.empty(262144, device=device), iterations, rounds)
+    cpu = statistics.median(cpu)
+    record("alloc+free 1 MiB, cached", cpu, statistics.median(cached), ratios, 1.0, "<=1.00")
     uncached = uncached_allocation(20 if args.quick else 2000, rounds)
-    report("alloc+free 1 MiB, uncached", cpu, uncached, uncached / cpu, "")
+    record("alloc+free 1 MiB, uncached", cpu, statistics.median(uncached),
+           [u / cpu for u in uncached], None, "",
+           note="openreg in a process of its own (the switch is read once), against the "
+                "cached case's CPU median")
 
     # Operators: the native openreg path against the CPU and against the CPU fallback.
     for name, t in op_paths(args.quick).items():
-        report(f"{name} (native)", t["cpu"], t["openreg"], t["openreg"] / t["cpu"], "")
-        report(f"{name} (fallback)", t["cpu"], t["fallback"], t["fallback"] / t["cpu"], "")
-        print(f"{'':28} native is {t['fallback'] / t['openreg']:.1f}x faster than the fallback")
+        for path, label in (("openreg", "native"), ("fallback", "fallback")):
+            record(f"{name} ({label})", statistics.median(t["cpu"]), statistics.median(t[path]),
+                   [d / c for c, d in zip(t["cpu"], t[path])], None, "", spread=False,
+                   note="each side in a process of its own, one after the other")
+        faster = statistics.median(t["fallback"]) / statistics.median(t["openreg"])
+        print(f"{'':28} native is {faster:.1f}x faster than the fallback")
 
     # Training steps of ordinary models, all on the device (no fallback).
-    for name, cpu, dev, ratio in model_steps(args.quick, args.kernel_threads):
-        report(name, cpu, dev, ratio, "<=1.10")
+    for name, cpu, dev, ratios in model_steps(args.quick, args.kernel_threads):
+        record(name, cpu, dev, ratios, 1.1, "<=1.10")
 
     events, wall = event_timing_error(args.quick)
     print(f"{'event timing vs wall clock':28} {wall:10.2f}ms {events:10.2f}ms "
           f"{events / wall:7.2f} 0.90-1.10")
+    recorded.append(ratio_case("event timing vs wall clock", [events / wall], [0.9, 1.1],
+                               note="event-timed milliseconds ÷ wall-clock milliseconds"))
+    if not args.quick:
+        write("run", "openreg against native CPU",
+              "Small and large operations, copies, allocation, operator paths, training steps "
+              "and event timing, each timed on openreg and on native CPU on the same work.",
+              {"rounds": rounds, "kernel_threads": args.kernel_threads}, recorded, args.results,
+              argv)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
