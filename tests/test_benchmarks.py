@@ -276,15 +276,15 @@ class TestResults:
         text = readme.read_text(encoding="utf-8")
         assert text.startswith(f"# x\n\n{results.START}\n| figure |") and "old" not in text
         assert text.endswith(f"{results.END}\n\nafter\n")
-        # The headline rows of the benchmarks with a result, each linking to its section, with
-        # its kernel threads; run.py and the others have none here, so no row.
+        # The headline rows of the benchmarks with a result, each linking to its data, with its
+        # kernel threads; run.py and the others have none here, so no row.
         rows = [line for line in text.splitlines() if line.startswith("| [")]
         assert rows == [
             "| [Operators models call, at 1,024 elements (geometric mean) (kernels on 2 threads)]"
-            "(docs/performance.md#per-operator-speed) | 0.77 | 0.75–0.80 | ≤ 1.10 |",
+            "(benchmarks/results/ops.json) | 0.77 | 0.75–0.80 | ≤ 1.10 |",
             "| [The same operators at 1,048,576 elements (geometric mean) (kernels on 2 "
-            "threads)](docs/performance.md#per-operator-speed) | 0.89 | 0.85–0.93 |  |",
-            "| [CNN training step under torch.compile](docs/performance.md#torchcompile) | 1.62 "
+            "threads)](benchmarks/results/ops.json) | 0.89 | 0.85–0.93 |  |",
+            "| [CNN training step under torch.compile](benchmarks/results/compile.json) | 1.62 "
             "| 1.50–1.70 | ≤ 1.10 |"]
         assert results.main([*args, "--check-readme", str(readme)]) == 0
 
@@ -320,3 +320,4 @@ class TestResults:
         assert results.main(["--output", str(tmp_path / "performance.md")]) == 0
         for benchmark, name, _ in results.HEADLINES:
             assert any(case["name"] == name for case in recorded[benchmark]["cases"]), name
+        assert results.main(["--check-readme", str(ROOT / "README.md")]) == 0

@@ -215,12 +215,12 @@ def readme_block(results: dict[str, dict], page_path: str = PAGE,
         threads = results[benchmark]["settings"].get("kernel_threads")
         if isinstance(threads, int) and threads > 1:
             label += f" (kernels on {threads} threads)"
-        link = f"{page_path}#{slug(results[benchmark]['title'])}"
+        link = f"benchmarks/results/{benchmark}.json"  # the page is built, the data is in git
         lines.append(_row([f"[{_escape(label)}]({link})", result_text(case), spread_text(case),
                            target_text(case.get("target"))]))
     lines += ["", "Generated from the latest results in `benchmarks/results/` by "
-              f"`tools/results.py`; every case, the machine, the date and the commit: [Performance]"
-              f"({page_path}).", END]
+              "`tools/results.py`; the guide's Performance page (`docs/performance.md`, written "
+              "when the site builds) shows every case, the machine, the date and the commit.", END]
     return "\n".join(lines)
 
 
