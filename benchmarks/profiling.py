@@ -4,7 +4,8 @@
     python benchmarks/profiling.py --quick    # a few iterations, to check the harness works
 
 1. Profiling off. The driver is built a second time with its activity hooks stripped out of
-   stream.cpp (the lines that name `activity`), and the small-op case of benchmarks/run.py
+   the files that queue work (stream.cpp, launch.cpp, copy.cpp: the lines that name
+   `activity`), and the small-op case of benchmarks/run.py
    (`add` of 64 floats, launch to completion) runs against both drivers, alternating rounds,
    each in a fresh process (LD_PRELOAD picks the stripped driver). The issue's bound: the
    median ratio (hooked / stripped) is within 2 % of 1.
@@ -47,14 +48,17 @@ print(min(run({n}) for _ in range(5)))
 """
 
 
+HOOKED = {"stream.cpp", "launch.cpp", "copy.cpp"}  # the driver files that queue tasks
+
+
 def strip_hooks(source: str) -> str:
-    """stream.cpp without the activity hooks: the driver as it was before profiling."""
+    """A driver source without the activity hooks: the driver as it was before profiling."""
     source = re.sub(r"\n[^\n]*activity_discard[^\n]*", "", source)
     source = re.sub(r"\n[^\n]*activity_wrap\(t\);[^\n]*", "", source)
     source = re.sub(r",\s*activity_open\([^()]*\)", "", source)
     source = re.sub(r"\n[^\n]*= activity_open\([^()]*\);[^\n]*", "", source)
     if "activity" in source:
-        raise SystemExit("stream.cpp has activity hooks this script does not know how to strip")
+        raise SystemExit("the driver has activity hooks this script does not know how to strip")
     return source
 
 
@@ -63,7 +67,7 @@ def build_stripped_driver(out: Path) -> Path:
     src.mkdir()
     for f in (DRIVER / "src").iterdir():
         text = f.read_text()
-        (src / f.name).write_text(strip_hooks(text) if f.name == "stream.cpp" else text)
+        (src / f.name).write_text(strip_hooks(text) if f.name in HOOKED else text)
     lib = out / "libopenreg.so"
     subprocess.run(["c++", "-O3", "-DNDEBUG", "-std=c++20", "-shared", "-fPIC",
                     "-fvisibility=hidden", "-Wl,-soname,libopenreg.so", f"-I{DRIVER / 'include'}",

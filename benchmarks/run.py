@@ -73,7 +73,7 @@ def use_kernel_threads(threads: int | None) -> None:
 
 def start_openreg() -> None:
     """Starts openreg's runtime in this process. When it starts, the driver raises glibc's mmap
-    and trim thresholds for the whole process (docs/device-kernels.md, "Performance"), so a CPU
+    and trim thresholds for the whole process (docs/launching.md, "Kernel bodies: memory that crosses threads"), so a CPU
     side measured in a process of its own calls this too: without it, it pays page faults on
     fresh megabyte temporaries that the openreg side does not (a CPU conv2d of 1 M floats
     faults hundreds of times a call without it, never with it)."""
@@ -258,7 +258,7 @@ for name, (make, x, y, loss_fn) in jobs.items():
 def side_setup(device: str, kernel_threads: int | None) -> str:
     """The lines a side's process runs first: openreg's runtime on both sides (`start_openreg`),
     then on the openreg side its kernel threads (None: the backend's default), and one thread
-    for the host when the kernels take more (docs/device-kernels.md, "Threads of a kernel")."""
+    for the host when the kernels take more (docs/launching.md, "Threads of a kernel")."""
     here = os.path.dirname(os.path.abspath(__file__))
     setup = (f"import sys; sys.path.insert(0, {here!r})\n"
              "from run import start_openreg, use_kernel_threads; start_openreg()\n")

@@ -26,7 +26,7 @@ STEPS = 3
 
 # LITERALINCLUDE START: DISTRIBUTED_CNN
 def cnn() -> nn.Module:
-    # The device-kernels chapter's CNN without BatchNorm: per-rank batch
+    # The borrowed-kernels chapter's CNN without BatchNorm: per-rank batch
     # statistics would differ from those of the combined batch.
     return nn.Sequential(
         nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
