@@ -1,4 +1,3 @@
-# LITERALINCLUDE START: BUILD_SETUP_PREAMBLE
 """Builds torch_openreg's four libraries with CMake + Ninja and packages them.
 
     pip install --no-build-isolation -e .    # develop: libraries land in torch_openreg/lib
@@ -19,7 +18,6 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 BUILD_DIR = ROOT / "build" / "cmake"
-# LITERALINCLUDE END: BUILD_SETUP_PREAMBLE
 
 
 # LITERALINCLUDE START: BUILD_SETUP_CMAKE
@@ -52,10 +50,8 @@ class CMakeBuild(build_ext):
 # LITERALINCLUDE END: BUILD_SETUP_CMAKE
 
 
-# LITERALINCLUDE START: BUILD_SETUP_CALL
 setup(
     ext_modules=[Extension("torch_openreg._C", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     package_data={"torch_openreg": ["lib/*.so"]},
 )
-# LITERALINCLUDE END: BUILD_SETUP_CALL

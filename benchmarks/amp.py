@@ -20,7 +20,6 @@ backend's default of one thread, or `--kernel-threads N` (the host side then tak
 A full run (not --quick) writes benchmarks/results/amp.json (benchmarks/record.py).
 """
 
-# LITERALINCLUDE START: BENCH_AMP_IMPORTS
 import argparse
 import os
 import subprocess
@@ -34,7 +33,6 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record import add_results_option, ratio_case, write  # noqa: E402
 from run import start_openreg, use_kernel_threads  # noqa: E402  (the shared harness)
-# LITERALINCLUDE END: BENCH_AMP_IMPORTS
 
 
 def cnn() -> nn.Module:
@@ -48,7 +46,6 @@ def block() -> nn.Module:
                                       batch_first=True)
 
 
-# LITERALINCLUDE START: AMP_BENCHMARK_STEP
 def training_step(make, inputs, targets, loss_fn, device, dtype):
     """One optimizer step under autocast, as a closure; float16 brings a GradScaler.
     dtype float32 is the plain float32 step (autocast disabled)."""
@@ -68,7 +65,6 @@ def training_step(make, inputs, targets, loss_fn, device, dtype):
         scaler.update()
 
     return step
-# LITERALINCLUDE END: AMP_BENCHMARK_STEP
 
 
 JOBS = {

@@ -23,7 +23,6 @@ thread kept awake by the rounds before. Each run writes benchmarks/results/autog
 (benchmarks/record.py; `--results DIR` elsewhere).
 """
 
-# LITERALINCLUDE START: BENCH_AUTOGRAD_THREAD_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -38,17 +37,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ops import OPS, SIZES, _side  # noqa: E402  (the operators and sizes of benchmarks/ops.py)
 from record import add_results_option, ratio_case, value_case, write  # noqa: E402
 from run import add_kernel_threads_option, use_kernel_threads  # noqa: E402
-# LITERALINCLUDE END: BENCH_AUTOGRAD_THREAD_IMPORTS
 
 
-# LITERALINCLUDE START: AUTOGRAD_THREAD_PER_CALL
 def per_call(fn, calls: int) -> float:
     start = time.perf_counter()
     for _ in range(calls):
         fn()
     torch.openreg.synchronize()
     return (time.perf_counter() - start) / calls
-# LITERALINCLUDE END: AUTOGRAD_THREAD_PER_CALL
 
 
 def main(argv: list[str] | None = None) -> int:

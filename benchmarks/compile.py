@@ -9,7 +9,6 @@ Inductor's compiled code is cached in TORCHINDUCTOR_CACHE_DIR (default: a per-us
 A full run (not --quick) writes benchmarks/results/compile.json (benchmarks/record.py).
 """
 
-# LITERALINCLUDE START: BENCH_COMPILE_IMPORTS
 import argparse
 import os
 import statistics
@@ -22,7 +21,6 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record import add_results_option, ratio_case, write  # noqa: E402
-# LITERALINCLUDE END: BENCH_COMPILE_IMPORTS
 
 
 def cnn() -> nn.Module:
@@ -56,11 +54,9 @@ def ratio(numerator: Callable[[], object], denominator: Callable[[], object], it
     return statistics.median(num), statistics.median(den), ratios
 
 
-# LITERALINCLUDE START: COMPILE_BENCH_CHAIN
 def fused_chain(x: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     y = x * torch.sigmoid(x) + b
     return nn.functional.layer_norm(y, y.shape[-1:])
-# LITERALINCLUDE END: COMPILE_BENCH_CHAIN
 
 
 def training_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -15,7 +15,6 @@
 //     the ring as the driver's stream worker does and frees each slot it takes.
 // It sorts the windows by their round trip and prints, for each quarter of them, the medians
 // in ns: the round trip, the work alone an item, and the work with the hand-over an item.
-// LITERALINCLUDE START: HANDOFF_INCLUDES
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,10 +29,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
-// LITERALINCLUDE END: HANDOFF_INCLUDES
 
 namespace {
-// LITERALINCLUDE START: HANDOFF_HELPERS
 #if defined(__x86_64__)
 #define SPIN_PAUSE() _mm_pause()  // from <immintrin.h>
 #else
@@ -45,7 +42,6 @@ using Clock = std::chrono::steady_clock;
 double ns_since(Clock::time_point start) {
   return std::chrono::duration<double, std::nano>(Clock::now() - start).count();
 }
-// LITERALINCLUDE END: HANDOFF_HELPERS
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0.0;
@@ -53,7 +49,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// LITERALINCLUDE START: HANDOFF_RING
 // A slot is one cache line: its turn and the item's data, as the driver's RingSlot.
 struct alignas(64) Slot {
   std::atomic<long> turn;
@@ -62,7 +57,6 @@ struct alignas(64) Slot {
 constexpr long kSlots = 2048;
 Slot ring[kSlots];
 alignas(64) std::atomic<long> taken{0};  // items the second thread has taken
-// LITERALINCLUDE END: HANDOFF_RING
 
 alignas(64) std::atomic<long> ping{0};
 alignas(64) std::atomic<long> pong{0};
@@ -117,7 +111,6 @@ struct HostWork {
     for (long i = 0; i < 4096; ++i) table[i * 7919] = i;
   }
 
-  // LITERALINCLUDE START: HANDOFF_ITEMS
   // ns an item: n items of host work, each handing a slot to the second thread if asked.
   double items(int n, bool hand_over) {
     auto start = Clock::now();
@@ -143,7 +136,6 @@ struct HostWork {
     sink = acc;
     return ns_since(start) / n;
   }
-  // LITERALINCLUDE END: HANDOFF_ITEMS
 };
 }  // namespace
 

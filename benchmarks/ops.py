@@ -17,7 +17,6 @@ life. `worst` is the highest median of one pass; the last lines give the geometr
 operators over target. A whole run writes benchmarks/results/ops.json (benchmarks/record.py).
 """
 
-# LITERALINCLUDE START: BENCH_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -38,28 +37,20 @@ from record import add_results_option, geomean_case, ratio_case, write  # noqa: 
 from run import (  # noqa: E402
     add_kernel_threads_option, running_threads, seconds_per_call, start_openreg,
     use_kernel_threads)
-# LITERALINCLUDE END: BENCH_IMPORTS
 
-# LITERALINCLUDE START: BENCH_SIZES
 SIZES = {"1K": 1 << 10, "1M": 1 << 20}
 TARGETS = {"1K": 1.3, "1M": 1.1}  # the highest ratio an operator may have, per size
-# LITERALINCLUDE END: BENCH_SIZES
 GEOMEAN_TARGETS = {"1K": 1.1}  # the highest geometric mean of the ratios, per size
 
-# LITERALINCLUDE START: BENCH_MAKER
 # name -> make(n, device) returning a no-argument callable doing the operation once on
 # tensors of about n elements placed on `device`.
 Maker = Callable[[int, str], Callable[[], object]]
-# LITERALINCLUDE END: BENCH_MAKER
 
 
-# LITERALINCLUDE START: BENCH_SIDE
 def _side(n: int) -> int:
     return max(2, int(round(math.sqrt(n))))
-# LITERALINCLUDE END: BENCH_SIDE
 
 
-# LITERALINCLUDE START: BENCH_UNARY
 def _unary(fn: Callable[[torch.Tensor], object], positive: bool = False) -> Maker:
     def make(n: int, device: str):
         g = torch.Generator().manual_seed(0)
@@ -67,20 +58,16 @@ def _unary(fn: Callable[[torch.Tensor], object], positive: bool = False) -> Make
         x = (x.abs() + 0.1 if positive else x).to(device)
         return lambda: fn(x)
     return make
-# LITERALINCLUDE END: BENCH_UNARY
 
 
-# LITERALINCLUDE START: BENCH_BINARY
 def _binary(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> Maker:
     def make(n: int, device: str):
         g = torch.Generator().manual_seed(0)
         x, y = torch.randn(n, generator=g).to(device), torch.randn(n, generator=g).to(device)
         return lambda: fn(x, y)
     return make
-# LITERALINCLUDE END: BENCH_BINARY
 
 
-# LITERALINCLUDE START: BENCH_MATRIX
 def _matrix(fn: Callable[[torch.Tensor], object]) -> Maker:
     """fn on a (rows, 64) matrix of about n elements (rows of a batch, features of a layer)."""
     def make(n: int, device: str):
@@ -88,10 +75,8 @@ def _matrix(fn: Callable[[torch.Tensor], object]) -> Maker:
         x = torch.randn(max(1, n // 64), 64, generator=g).to(device)
         return lambda: fn(x)
     return make
-# LITERALINCLUDE END: BENCH_MATRIX
 
 
-# LITERALINCLUDE START: BENCH_SQUARE
 def _square(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> Maker:
     """fn on two square matrices of about n elements each."""
     def make(n: int, device: str):
@@ -100,10 +85,8 @@ def _square(fn: Callable[[torch.Tensor, torch.Tensor], object]) -> Maker:
         a, b = torch.randn(s, s, generator=g).to(device), torch.randn(s, s, generator=g).to(device)
         return lambda: fn(a, b)
     return make
-# LITERALINCLUDE END: BENCH_SQUARE
 
 
-# LITERALINCLUDE START: BENCH_IMAGES
 def _images(fn: Callable[[torch.Tensor], object], channels: int = 16) -> Maker:
     """fn on an (N, C, H, W) batch of about n elements."""
     def make(n: int, device: str):
@@ -112,10 +95,8 @@ def _images(fn: Callable[[torch.Tensor], object], channels: int = 16) -> Maker:
         x = torch.randn(1, channels, side, side, generator=g).to(device)
         return lambda: fn(x)
     return make
-# LITERALINCLUDE END: BENCH_IMAGES
 
 
-# LITERALINCLUDE START: BENCH_CONV
 def _conv(backward: bool) -> Maker:
     def make(n: int, device: str):
         side = max(4, _side(n // 16))
@@ -130,10 +111,8 @@ def _conv(backward: bool) -> Maker:
         grad = torch.ones_like(y)
         return lambda: torch.autograd.grad(y, (x, w), grad, retain_graph=True)
     return make
-# LITERALINCLUDE END: BENCH_CONV
 
 
-# LITERALINCLUDE START: BENCH_INDEXING
 def _indexing(kind: str) -> Maker:
     def make(n: int, device: str):
         g = torch.Generator().manual_seed(0)
@@ -157,29 +136,23 @@ def _indexing(kind: str) -> Maker:
             "index (bool mask)": lambda: x[mask],
         }[kind]
     return make
-# LITERALINCLUDE END: BENCH_INDEXING
 
 
-# LITERALINCLUDE START: BENCH_CROSS_ENTROPY
 def _cross_entropy(n: int, device: str):
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(max(1, n // 16), 16, generator=g).to(device)
     target = torch.randint(0, 16, (logits.shape[0],), generator=g).to(device)
     return lambda: F.cross_entropy(logits, target)
-# LITERALINCLUDE END: BENCH_CROSS_ENTROPY
 
 
-# LITERALINCLUDE START: BENCH_BATCH_NORM
 def _batch_norm(n: int, device: str):
     g = torch.Generator().manual_seed(0)
     side = max(2, _side(n // 16))
     x = torch.randn(4, 16, side // 2 or 1, side // 2 or 1, generator=g).to(device)
     mean, var = torch.zeros(16, device=device), torch.ones(16, device=device)
     return lambda: F.batch_norm(x, mean, var, training=True)
-# LITERALINCLUDE END: BENCH_BATCH_NORM
 
 
-# LITERALINCLUDE START: BENCH_LSTM_CELL
 def _lstm_cell(n: int, device: str):
     g = torch.Generator().manual_seed(0)
     gates = torch.randn(max(1, n // 256), 256, generator=g).to(device)
@@ -190,10 +163,8 @@ def _lstm_cell(n: int, device: str):
         c2 = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(gg)
         return torch.sigmoid(o) * torch.tanh(c2)
     return cell
-# LITERALINCLUDE END: BENCH_LSTM_CELL
 
 
-# LITERALINCLUDE START: BENCH_FOREACH
 def _foreach(kind: str) -> Maker:
     def make(n: int, device: str):
         g = torch.Generator().manual_seed(0)
@@ -204,20 +175,16 @@ def _foreach(kind: str) -> Maker:
             "_foreach_mul_": lambda: torch._foreach_mul_(params, 1.0),
         }[kind]
     return make
-# LITERALINCLUDE END: BENCH_FOREACH
 
 
-# LITERALINCLUDE START: BENCH_AMP_UNSCALE
 def _amp_unscale(n: int, device: str):
     g = torch.Generator().manual_seed(0)
     grads = [torch.randn(n // 4, generator=g).to(device) for _ in range(4)]
     found = torch.zeros(1, device=device)
     inv = torch.ones(1, device=device)
     return lambda: torch._amp_foreach_non_finite_check_and_unscale_(grads, found, inv)
-# LITERALINCLUDE END: BENCH_AMP_UNSCALE
 
 
-# LITERALINCLUDE START: BENCH_OPS_LIST
 OPS: dict[str, Maker] = {
     # elementwise, unary (activations of every model; the optimizer's sqrt)
     "relu": _unary(torch.relu), "relu_": _unary(lambda x: x.relu_()),
@@ -269,10 +236,8 @@ OPS: dict[str, Maker] = {
     "lstm cell (pointwise)": _lstm_cell, "_foreach_add_": _foreach("_foreach_add_"),
     "_foreach_mul_": _foreach("_foreach_mul_"), "amp unscale": _amp_unscale,
 }
-# LITERALINCLUDE END: BENCH_OPS_LIST
 
 
-# LITERALINCLUDE START: BENCH_ITERATIONS_FOR
 def iterations_for(fn: Callable[[], object], budget: float) -> int:
     """How many calls of fn take about `budget` seconds on the CPU, at its steady rate: the
     fastest of eight windows of a quarter of the budget. The first milliseconds of a new
@@ -286,10 +251,8 @@ def iterations_for(fn: Callable[[], object], budget: float) -> int:
             count += 1
         per_call = min(per_call, (time.perf_counter() - start) / count)
     return max(2, min(20000, int(budget / per_call)))
-# LITERALINCLUDE END: BENCH_ITERATIONS_FOR
 
 
-# LITERALINCLUDE START: BENCH_PASSES
 Results = dict[tuple[str, str], tuple[list[float], list[float], list[float], list[float]]]
 
 
@@ -337,9 +300,7 @@ def run_passes(names: list[str], sizes: list[str], passes: int, rounds: int, qui
         for side in (side for pair in pairs for side in pair):
             side.close()
     return results, fell_back
-# LITERALINCLUDE END: BENCH_PASSES
 
-# LITERALINCLUDE START: BENCH_PROCESSES
 SETTLE_LIMIT = 0.05     # the longest wait for a side's threads to go idle after a round
 SETTLE_SECONDS = 0.01   # the fixed wait instead, where /proc cannot tell (not Linux)
 
@@ -429,10 +390,8 @@ def serve(device: str, kernel_threads: int) -> None:
         torch.openreg.reset_fallback_counts()
         seconds = seconds_per_call(fn, finish, iterations)
         print(f"{seconds!r}\t{','.join(sorted(torch.openreg.fallback_counts()))}", flush=True)
-# LITERALINCLUDE END: BENCH_PROCESSES
 
 
-# LITERALINCLUDE START: BENCH_MAIN
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
@@ -492,7 +451,6 @@ def main(argv: list[str] | None = None) -> int:
                "kernel_threads": threads, "host_threads": host},
               geomeans + cases["1K"] + cases["1M"], args.results, argv)
     return 0
-# LITERALINCLUDE END: BENCH_MAIN
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ stream's queue, so the host never waits for room. Medians of `--rounds` rounds, 
 A run of every operator writes benchmarks/results/pace.json (benchmarks/record.py).
 """
 
-# LITERALINCLUDE START: BENCH_PACE_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -28,10 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ops import OPS, SIZES  # noqa: E402  (the operators and sizes of the per-operator benchmark)
 from record import add_results_option, value_case, write  # noqa: E402
 from run import add_kernel_threads_option, use_kernel_threads  # noqa: E402
-# LITERALINCLUDE END: BENCH_PACE_IMPORTS
 
 
-# LITERALINCLUDE START: PACE_MEASURE
 def pace(fn, calls: int, rounds: int) -> tuple[list[float], list[float]]:
     """Seconds a call of each round: as the host issues `calls` calls, and until the device ran
     them."""
@@ -50,7 +47,6 @@ def pace(fn, calls: int, rounds: int) -> tuple[list[float], list[float]]:
         host.append((issued - start) / calls)
         whole.append((done - start) / calls)
     return host, whole
-# LITERALINCLUDE END: PACE_MEASURE
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,6 @@ each part: whether the CPU and the dispatcher slowed down with the launch, or th
 Each run writes benchmarks/results/phases.json (benchmarks/record.py; `--results DIR` elsewhere).
 """
 
-# LITERALINCLUDE START: BENCH_PHASES_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -29,10 +28,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record import add_results_option, ratio_case, value_case, write  # noqa: E402
-# LITERALINCLUDE END: BENCH_PHASES_IMPORTS
 
 
-# LITERALINCLUDE START: PHASES_WINDOWS
 def per_call(fn, calls: int, finish=None) -> float:
     """Seconds a call of `calls` calls of fn; `finish` (a synchronize) ends the window."""
     start = time.perf_counter()
@@ -59,7 +56,6 @@ def windows(seconds: float, calls: int) -> list[dict[str, float]]:
         rows.append({"cpu": cpu * 1e6, "dispatch": dispatch * 1e6, "with launch": launch * 1e6,
                      "launch": (launch - dispatch) * 1e6})
     return rows
-# LITERALINCLUDE END: PHASES_WINDOWS
 
 
 def tenth(values: list[float], which: int) -> float:

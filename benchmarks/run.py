@@ -11,7 +11,6 @@ VM drifts), and the ratio reported is the median of the per-round ratios
 A full run (not --quick) writes benchmarks/results/run.json (benchmarks/record.py).
 """
 
-# LITERALINCLUDE START: BENCH_RUN_IMPORTS
 import argparse
 import os
 import statistics
@@ -25,7 +24,6 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record import add_results_option, ratio_case, write  # noqa: E402
-# LITERALINCLUDE END: BENCH_RUN_IMPORTS
 
 
 @dataclass
@@ -37,7 +35,6 @@ class Case:
     target: float | None  # the issue's upper bound for the ratio, if any
 
 
-# LITERALINCLUDE START: BENCH_ALTERNATE
 def seconds_per_call(fn: Callable[[], object], finish: Callable[[], None],
                      iterations: int) -> float:
     start = time.perf_counter()
@@ -84,7 +81,6 @@ def add_kernel_threads_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel-threads", type=int, default=None,
                         help="threads of openreg's kernels (default: the backend's, 1); "
                              "above 1, the host thread gets 1")
-# LITERALINCLUDE END: BENCH_ALTERNATE
 
 
 def running_threads(pid: int) -> int | None:

@@ -1,8 +1,6 @@
 """Device-generic code: torch.accelerator drives openreg with no openreg-specific call."""
 
-# LITERALINCLUDE START: ACCELERATOR_EXAMPLE_IMPORTS
 import torch
-# LITERALINCLUDE END: ACCELERATOR_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_ACCELERATOR
 acc = torch.accelerator.current_accelerator()

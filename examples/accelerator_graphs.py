@@ -1,10 +1,8 @@
 """torch.accelerator.Graph on openreg: capture a step once, replay it cheaply."""
 
-# LITERALINCLUDE START: ACCELERATOR_GRAPHS_EXAMPLE_IMPORTS
 import time
 
 import torch
-# LITERALINCLUDE END: ACCELERATOR_GRAPHS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_GRAPH
 weight = torch.randn(64, 64, device="openreg")

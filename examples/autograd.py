@@ -1,8 +1,6 @@
 """Autograd on openreg: gradients come from device kernels, and a backend may supply its own."""
 
-# LITERALINCLUDE START: AUTOGRAD_EXAMPLE_IMPORTS
 import torch
-# LITERALINCLUDE END: AUTOGRAD_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_AUTOGRAD
 x = torch.randn(5, dtype=torch.float64, device="openreg", requires_grad=True)

@@ -1,11 +1,9 @@
 """The four libraries of the installed package, and which of them each one loads."""
 
-# LITERALINCLUDE START: BUILD_EXAMPLE_IMPORTS
 import subprocess
 from pathlib import Path
 
 import torch_openreg
-# LITERALINCLUDE END: BUILD_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_LIBRARIES
 package = Path(torch_openreg.__file__).parent

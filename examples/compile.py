@@ -4,7 +4,6 @@
     python examples/compile.py --output-code FILE     # also write the generated module, anchored
 """
 
-# LITERALINCLUDE START: COMPILE_EXAMPLE_IMPORTS
 import argparse
 import re
 from pathlib import Path
@@ -12,7 +11,6 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 from torch._inductor.utils import run_and_get_code
-# LITERALINCLUDE END: COMPILE_EXAMPLE_IMPORTS
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--output-code", type=Path, help="write the generated module here, anchored")

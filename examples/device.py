@@ -1,8 +1,6 @@
 """Devices: choosing a device, moving tensors between devices, and what a bad index says."""
 
-# LITERALINCLUDE START: DEVICE_EXAMPLE_IMPORTS
 import torch
-# LITERALINCLUDE END: DEVICE_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_DEVICES
 print("devices:", torch.openreg.device_count(), "current:", torch.openreg.current_device())

@@ -4,7 +4,6 @@ Run as a script it starts its two processes with torch.multiprocessing; under
 ``torchrun --nproc-per-node 2 examples/distributed.py`` torchrun starts them.
 """
 
-# LITERALINCLUDE START: DISTRIBUTED_EXAMPLE_IMPORTS
 import os
 import socket
 import sys
@@ -17,14 +16,10 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel as DDP
-# LITERALINCLUDE END: DISTRIBUTED_EXAMPLE_IMPORTS
 
-# LITERALINCLUDE START: DISTRIBUTED_STEPS
 STEPS = 3
-# LITERALINCLUDE END: DISTRIBUTED_STEPS
 
 
-# LITERALINCLUDE START: DISTRIBUTED_CNN
 def cnn() -> nn.Module:
     # The borrowed-kernels chapter's CNN without BatchNorm: per-rank batch
     # statistics would differ from those of the combined batch.
@@ -32,32 +27,24 @@ def cnn() -> nn.Module:
         nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
         nn.Flatten(), nn.Linear(32, 10))
-# LITERALINCLUDE END: DISTRIBUTED_CNN
 
 
-# LITERALINCLUDE START: DISTRIBUTED_BLOCK
 def block() -> nn.Module:
     return nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0,
                                       batch_first=True)
-# LITERALINCLUDE END: DISTRIBUTED_BLOCK
 
 
-# LITERALINCLUDE START: DISTRIBUTED_BATCHES
 def batches(kind: str):
     g = torch.Generator().manual_seed(1)
     if kind == "cnn":
         return torch.randn(16, 3, 16, 16, generator=g), torch.randint(0, 10, (16,), generator=g)
     return torch.randn(8, 12, 64, generator=g), torch.randn(8, 12, 64, generator=g)
-# LITERALINCLUDE END: DISTRIBUTED_BATCHES
 
 
-# LITERALINCLUDE START: DISTRIBUTED_LOSS_OF
 def loss_of(kind: str, out, y):
     return nn.functional.cross_entropy(out, y) if kind == "cnn" else nn.functional.mse_loss(out, y)
-# LITERALINCLUDE END: DISTRIBUTED_LOSS_OF
 
 
-# LITERALINCLUDE START: DISTRIBUTED_TRAIN
 def train(model, kind, x, y, steps=STEPS):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     for _ in range(steps):
@@ -65,16 +52,13 @@ def train(model, kind, x, y, steps=STEPS):
         loss_of(kind, model(x), y).backward()
         optimizer.step()
     return model
-# LITERALINCLUDE END: DISTRIBUTED_TRAIN
 
 
-# LITERALINCLUDE START: DISTRIBUTED_REFERENCE
 def reference(make, kind, device):
     """One process, the combined batch of both ranks."""
     torch.manual_seed(0)
     x, y = batches(kind)
     return [p.detach().cpu() for p in train(make().to(device), kind, x.to(device), y.to(device)).parameters()]
-# LITERALINCLUDE END: DISTRIBUTED_REFERENCE
 
 
 # LITERALINCLUDE START: DISTRIBUTED_EXAMPLE_DDP
@@ -111,10 +95,8 @@ def fsdp_block(rank: int, world: int, device: torch.device, checkpoint_dir: str)
 # LITERALINCLUDE END: DISTRIBUTED_EXAMPLE_FSDP
 
 
-# LITERALINCLUDE START: DISTRIBUTED_SAME
 def same(a, b) -> bool:
     return all(torch.allclose(p, q, atol=1e-5, rtol=1e-4) for p, q in zip(a, b))
-# LITERALINCLUDE END: DISTRIBUTED_SAME
 
 
 # LITERALINCLUDE START: DISTRIBUTED_EXAMPLE_MAIN
@@ -141,7 +123,6 @@ def main(rank: int, world: int, checkpoint_dir: str) -> None:
 # LITERALINCLUDE END: DISTRIBUTED_EXAMPLE_MAIN
 
 
-# LITERALINCLUDE START: DISTRIBUTED_SPAWNED
 def spawned(rank: int, world: int, port: int, checkpoint_dir: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       RANK=str(rank), WORLD_SIZE=str(world))
@@ -158,4 +139,3 @@ if __name__ == "__main__":
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
             mp.spawn(spawned, args=(2, port, checkpoint_dir), nprocs=2)
-# LITERALINCLUDE END: DISTRIBUTED_SPAWNED

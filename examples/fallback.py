@@ -1,13 +1,11 @@
 """The CPU fallback, seen from a program: a warning once per operator, counts, strict mode."""
 
-# LITERALINCLUDE START: FALLBACK_EXAMPLE_IMPORTS
 import os
 import subprocess
 import sys
 import warnings
 
 import torch
-# LITERALINCLUDE END: FALLBACK_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_FALLBACK
 torch.openreg.reset_fallback_counts()

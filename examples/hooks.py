@@ -1,8 +1,6 @@
 """What the hooks give a user: each part reaches PrivateUse1HooksInterface through a public API."""
 
-# LITERALINCLUDE START: HOOKS_EXAMPLE_IMPORTS
 import torch
-# LITERALINCLUDE END: HOOKS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_HOOKS_DEVICES
 # openreg is the accelerator because its name is registered; is_available() asks torch.openreg.
@@ -18,7 +16,6 @@ print("current device:", torch._C._accelerator_hooks_get_current_device(), "| wa
 torch._C._accelerator_hooks_set_current_device(previous)
 # LITERALINCLUDE END: EXAMPLE_HOOKS_DEVICES
 
-# LITERALINCLUDE START: EXAMPLE_HOOKS_GENERATORS
 # getNewGenerator: torch.Generator(device=...); getDefaultGenerator: draws without one.
 g = torch.Generator(device="openreg:1").manual_seed(42)
 mine = torch.randn(3, device="openreg:1", generator=g)
@@ -26,7 +23,6 @@ torch.openreg.manual_seed_all(42)
 default = torch.randn(3, device="openreg:1")
 print("explicit generator on", g.device, "| default draws the same numbers:",
       torch.equal(mine.cpu(), default.cpu()))
-# LITERALINCLUDE END: EXAMPLE_HOOKS_GENERATORS
 
 # LITERALINCLUDE START: EXAMPLE_HOOKS_MEMORY
 # isPinnedPtr, getPinnedMemoryAllocator: pinned host memory for asynchronous copies.

@@ -1,18 +1,14 @@
 """Lifecycle: what happens to the device across fork and spawn."""
 
-# LITERALINCLUDE START: LIFECYCLE_EXAMPLE_IMPORTS
 import os
 
 import torch
 import torch.multiprocessing as mp
-# LITERALINCLUDE END: LIFECYCLE_EXAMPLE_IMPORTS
 
 
-# LITERALINCLUDE START: EXAMPLE_CHILD_JOB
 def child_job(rank: int) -> None:
     x = torch.ones(2, device="openreg") * (rank + 1)
     print(f"spawned child {rank}: {x.sum().item()}", flush=True)
-# LITERALINCLUDE END: EXAMPLE_CHILD_JOB
 
 
 # LITERALINCLUDE START: EXAMPLE_LIFECYCLE

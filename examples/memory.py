@@ -1,9 +1,7 @@
 """Device memory from a user's side: statistics, the cache, snapshots, limits, pinned memory."""
 
-# LITERALINCLUDE START: MEMORY_EXAMPLE_IMPORTS
 import torch
 import torch.cuda._memory_viz as memory_viz
-# LITERALINCLUDE END: MEMORY_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_MEMORY_STATS
 x = torch.empty(1024, 1024, device="openreg")  # 4 MiB

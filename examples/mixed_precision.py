@@ -1,13 +1,11 @@
 """torch.autocast on openreg: CUDA's cast policies, cached weight casts, custom_fwd/custom_bwd."""
 
-# LITERALINCLUDE START: MIXED_PRECISION_EXAMPLE_IMPORTS
 import warnings
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
-# LITERALINCLUDE END: MIXED_PRECISION_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_AMP_POLICIES
 x = torch.randn(8, 8, device="openreg")
@@ -54,7 +52,6 @@ for cache_enabled in (True, False):
 # LITERALINCLUDE END: EXAMPLE_AMP_CACHE
 
 
-# LITERALINCLUDE START: EXAMPLE_AMP_CUSTOM_FWD
 class Float32Product(torch.autograd.Function):
     """An operation that must run in float32, even inside an autocast region."""
 
@@ -80,4 +77,3 @@ with torch.autocast("openreg"):
 print("custom_fwd result:", out.dtype)
 out.sum().backward()
 print("gradient:", a.grad.dtype)
-# LITERALINCLUDE END: EXAMPLE_AMP_CUSTOM_FWD

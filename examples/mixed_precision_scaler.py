@@ -1,20 +1,12 @@
 """torch.amp.GradScaler on openreg: a step with inf gradients is skipped, the scale adapts."""
 
-# LITERALINCLUDE START: MIXED_PRECISION_SCALER_EXAMPLE_IMPORTS
 import torch
 import torch.nn as nn
-# LITERALINCLUDE END: MIXED_PRECISION_SCALER_EXAMPLE_IMPORTS
 
 torch.manual_seed(0)
-# LITERALINCLUDE START: EXAMPLE_MODEL
 model = nn.Linear(8, 1).to("openreg")
-# LITERALINCLUDE END: EXAMPLE_MODEL
-# LITERALINCLUDE START: EXAMPLE_OPTIMIZER
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-# LITERALINCLUDE END: EXAMPLE_OPTIMIZER
-# LITERALINCLUDE START: EXAMPLE_AMP_SCALER_DATA
 x, y = torch.randn(16, 8, device="openreg"), torch.randn(16, 1, device="openreg")
-# LITERALINCLUDE END: EXAMPLE_AMP_SCALER_DATA
 
 
 # LITERALINCLUDE START: EXAMPLE_AMP_SCALER_SKIP
@@ -41,14 +33,12 @@ step(scaler)
 step(scaler)  # second clean step in a row: the scale doubles
 # LITERALINCLUDE END: EXAMPLE_AMP_SCALER_SKIP
 
-# LITERALINCLUDE START: EXAMPLE_AMP_SCALER_STATE
 state = scaler.state_dict()
 print("state_dict:", {k: v for k, v in state.items()})
 restored = torch.amp.GradScaler("openreg")
 restored.load_state_dict(state)
 print("restored scale:", restored.get_scale(), "| growth tracker:",
       restored._get_growth_tracker())
-# LITERALINCLUDE END: EXAMPLE_AMP_SCALER_STATE
 
 # LITERALINCLUDE START: EXAMPLE_AMP_SCALER_CLIP
 optimizer.zero_grad()

@@ -1,25 +1,19 @@
 """A CNN and a transformer block train under autocast on openreg, next to the CPU's autocast run."""
 
-# LITERALINCLUDE START: MIXED_PRECISION_TRAINING_EXAMPLE_IMPORTS
 import torch
 import torch.nn as nn
-# LITERALINCLUDE END: MIXED_PRECISION_TRAINING_EXAMPLE_IMPORTS
 
 
-# LITERALINCLUDE START: EXAMPLE_DEF_SMALL_CNN
 def small_cnn() -> nn.Module:
     return nn.Sequential(
         nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
         nn.Flatten(), nn.Linear(32, 10))
-# LITERALINCLUDE END: EXAMPLE_DEF_SMALL_CNN
 
 
-# LITERALINCLUDE START: EXAMPLE_DEF_TRANSFORMER_BLOCK
 def transformer_block() -> nn.Module:
     return nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0,
                                       batch_first=True)
-# LITERALINCLUDE END: EXAMPLE_DEF_TRANSFORMER_BLOCK
 
 
 # LITERALINCLUDE START: EXAMPLE_AMP_TRAINING_LOOP
@@ -45,7 +39,6 @@ def train(make, inputs, targets, loss_fn, device, dtype, steps=6):
 # LITERALINCLUDE END: EXAMPLE_AMP_TRAINING_LOOP
 
 
-# LITERALINCLUDE START: EXAMPLE_AMP_TRAINING_RUNS
 torch.manual_seed(1)
 jobs = {
     "CNN": (small_cnn, torch.randn(16, 3, 16, 16), torch.randint(0, 10, (16,)),
@@ -64,4 +57,3 @@ for name, (make, inputs, targets, loss_fn) in jobs.items():
         print(f"{label:30}" + " ".join(f"{v:.4f}" for v in losses)
               + f"  (max gap {gap:.1e})")
 print(torch.openreg.fallback_report())
-# LITERALINCLUDE END: EXAMPLE_AMP_TRAINING_RUNS

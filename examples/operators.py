@@ -1,8 +1,6 @@
 """Registering openreg kernels from Python with torch.library."""
 
-# LITERALINCLUDE START: OPERATORS_EXAMPLE_IMPORTS
 import torch
-# LITERALINCLUDE END: OPERATORS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_PYTHON_IMPL
 # A kernel for an existing operator, written in Python from operators the

@@ -1,13 +1,10 @@
 """Which kernels can be registered as stubs: the DispatchStubs exported by the installed torch."""
 
-# LITERALINCLUDE START: OPERATORS_STUBS_EXAMPLE_IMPORTS
 import os
 import subprocess
 
 import torch
-# LITERALINCLUDE END: OPERATORS_STUBS_EXAMPLE_IMPORTS
 
-# LITERALINCLUDE START: EXAMPLE_STUBS
 # Every DispatchStub is a global object named *_stub in libtorch_cpu: the
 # innermost loops that shared implementations (like abs.out) call per device.
 library = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
@@ -18,4 +15,3 @@ print(f"{len(stubs)} dispatch stubs in torch {torch.__version__}, for example:")
 for start in range(0, 24, 6):
     print("  " + ", ".join(stubs[start:start + 6]))
 print("abs_stub is among them:", "abs_stub" in stubs)
-# LITERALINCLUDE END: EXAMPLE_STUBS

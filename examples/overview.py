@@ -1,12 +1,10 @@
 """The emulated device is authentic: the host cannot touch device memory, and kernels run later."""
 
-# LITERALINCLUDE START: OVERVIEW_EXAMPLE_IMPORTS
 import subprocess
 import sys
 import time
 
 import torch
-# LITERALINCLUDE END: OVERVIEW_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_DEVICE_MEMORY_FAULT
 # Reading a device tensor's memory from host code crashes, as on a real GPU.

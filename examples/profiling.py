@@ -1,6 +1,5 @@
 """Profiling openreg: the Kineto trace, the legacy profiler's device times, memory events."""
 
-# LITERALINCLUDE START: PROFILING_EXAMPLE_IMPORTS
 import json
 import os
 import tempfile
@@ -10,7 +9,6 @@ import warnings
 import torch
 import torch.cuda._memory_viz
 from torch.profiler import ProfilerActivity, profile
-# LITERALINCLUDE END: PROFILING_EXAMPLE_IMPORTS
 
 torch.manual_seed(0)
 

@@ -4,7 +4,6 @@
     python examples/profiling_timeline.py out.png      # also draws it (needs matplotlib)
 """
 
-# LITERALINCLUDE START: PROFILING_TIMELINE_EXAMPLE_IMPORTS
 import json
 import os
 import sys
@@ -12,7 +11,6 @@ import tempfile
 
 import torch
 from torch.profiler import ProfilerActivity, profile
-# LITERALINCLUDE END: PROFILING_TIMELINE_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_PROFILING_TIMELINE_TRACE
 weights = torch.randn(512, 512, device="openreg")
@@ -38,7 +36,6 @@ with open(path) as f:
     events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
 # LITERALINCLUDE END: EXAMPLE_PROFILING_TIMELINE_TRACE
 
-# LITERALINCLUDE START: EXAMPLE_PROFILING_TIMELINE_ROWS
 device = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy")]
 main_tid = next(e["tid"] for e in events if e.get("cat") == "cpu_op" and e["name"] == "aten::mm")
 cpu = [e for e in events if e.get("cat") == "cpu_op" and e["tid"] == main_tid]
@@ -57,10 +54,8 @@ print("rows:", list(rows))
 print("copies:", sum(e["cat"] == "gpu_memcpy" for e in device),
       "kernels:", sum(e["cat"] == "kernel" for e in device))
 print("a copy and a kernel ran at the same time:", pairs > 0)
-# LITERALINCLUDE END: EXAMPLE_PROFILING_TIMELINE_ROWS
 
 
-# LITERALINCLUDE START: EXAMPLE_PROFILING_TIMELINE_DRAW
 def draw(rows: dict, out: str) -> None:
     import matplotlib
 
@@ -82,7 +77,6 @@ def draw(rows: dict, out: str) -> None:
     ax.legend(handles, ["CPU operator", "kernel", "copy"], loc="upper right", fontsize=8)
     fig.tight_layout()
     fig.savefig(out)
-# LITERALINCLUDE END: EXAMPLE_PROFILING_TIMELINE_DRAW
 
 
 if len(sys.argv) > 1:

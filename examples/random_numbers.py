@@ -1,8 +1,6 @@
 """Random numbers on openreg: seeding, reproducibility, per-device generators."""
 
-# LITERALINCLUDE START: RANDOM_NUMBERS_EXAMPLE_IMPORTS
 import torch
-# LITERALINCLUDE END: RANDOM_NUMBERS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_RANDOM
 torch.openreg.manual_seed(2024)

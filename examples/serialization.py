@@ -1,6 +1,5 @@
 """Checkpoints of openreg tensors, modules and optimizers; map_location; the private format; storages."""
 
-# LITERALINCLUDE START: SERIALIZATION_EXAMPLE_IMPORTS
 import io
 import os
 import subprocess
@@ -8,7 +7,6 @@ import sys
 import tempfile
 
 import torch
-# LITERALINCLUDE END: SERIALIZATION_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_SERIALIZATION_CHECKPOINT
 torch.manual_seed(0)
@@ -35,7 +33,6 @@ for where in ("cpu", torch.device("openreg:0"), {"openreg:1": "openreg:0"},
     print(f"map_location={type(where).__name__:<9} -> {w.device}")
 # LITERALINCLUDE END: EXAMPLE_SERIALIZATION_MAP_LOCATION
 
-# LITERALINCLUDE START: EXAMPLE_SERIALIZATION_FEWER_DEVICES
 # The same checkpoint read by a process that sees one openreg device, or none.
 reader = """
 import sys, torch
@@ -49,7 +46,6 @@ for env in ({"OPENREG_DEVICE_COUNT": "1"}, {"OPENREG_VISIBLE_DEVICES": ""}):
     print(env)
     print(subprocess.run([sys.executable, "-c", reader, path], capture_output=True, text=True,
                          env={**os.environ, **env}).stdout, end="")
-# LITERALINCLUDE END: EXAMPLE_SERIALIZATION_FEWER_DEVICES
 
 # LITERALINCLUDE START: EXAMPLE_SERIALIZATION_INTERNAL_FORMAT
 t = torch.randn(8, 8, device="openreg")

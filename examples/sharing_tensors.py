@@ -1,9 +1,7 @@
 """Openreg tensors passed to other processes: a producer, two consumers, shared memory."""
 
-# LITERALINCLUDE START: SHARING_TENSORS_EXAMPLE_IMPORTS
 import torch
 import torch.multiprocessing as mp
-# LITERALINCLUDE END: SHARING_TENSORS_EXAMPLE_IMPORTS
 
 
 # LITERALINCLUDE START: EXAMPLE_SHARING_CONSUMER

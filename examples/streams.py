@@ -1,8 +1,6 @@
 """Streams and events: overlapping work, ordering it, and timing it."""
 
-# LITERALINCLUDE START: STREAMS_EXAMPLE_IMPORTS
 import torch
-# LITERALINCLUDE END: STREAMS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_STREAMS
 x = torch.randn(512, 512, device="openreg")

@@ -1,8 +1,6 @@
 """Tools: asking the dispatcher what it will do with openreg tensors."""
 
-# LITERALINCLUDE START: TOOLS_EXAMPLE_IMPORTS
 import torch
-# LITERALINCLUDE END: TOOLS_EXAMPLE_IMPORTS
 
 # LITERALINCLUDE START: EXAMPLE_DISPATCH_KEYS
 x = torch.ones(2, 2, device="openreg")
@@ -12,13 +10,11 @@ print(torch._C._dispatch_key_set(x))
 print(torch._C._dispatch_key_for_device("openreg"))
 # LITERALINCLUDE END: EXAMPLE_DISPATCH_KEYS
 
-# LITERALINCLUDE START: EXAMPLE_DISPATCH_HAS_KERNEL
 # Does openreg register a kernel of its own for an operator? If not, a composite
 # implementation or the global CPU fallback serves it (tools/op_coverage.py tells which).
 for op in ["aten::add.Tensor", "aten::mm", "aten::_cummax_helper", "aten::empty.memory_format"]:
     native = torch._C._dispatch_has_kernel_for_dispatch_key(op, "PrivateUse1")
     print(f"{op:28} {'openreg kernel' if native else 'no openreg kernel'}")
-# LITERALINCLUDE END: EXAMPLE_DISPATCH_HAS_KERNEL
 
 # LITERALINCLUDE START: EXAMPLE_DISPATCH_DUMP_TABLE
 # Where each key's kernel for add.Tensor was registered, filtered to the keys

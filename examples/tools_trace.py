@@ -1,15 +1,12 @@
 """Tools: tracing which operators run, and on which device, in a release build of PyTorch."""
 
-# LITERALINCLUDE START: TOOLS_TRACE_EXAMPLE_IMPORTS
 import os
 import subprocess
 import sys
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-# LITERALINCLUDE END: TOOLS_TRACE_EXAMPLE_IMPORTS
 
-# LITERALINCLUDE START: EXAMPLE_DISPATCH_TRACE_ENV
 # TORCH_SHOW_DISPATCH_TRACE=1 prints every dispatcher call, but only in builds
 # of PyTorch compiled with debug assertions (or HAS_TORCH_SHOW_DISPATCH_TRACE):
 # release wheels compile the trace out. Ask this build:
@@ -18,7 +15,6 @@ run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=Tr
                      env={**os.environ, "TORCH_SHOW_DISPATCH_TRACE": "1"})
 traced = [line for line in run.stderr.splitlines() if "[call]" in line]
 print(f"TORCH_SHOW_DISPATCH_TRACE in torch {torch.__version__}: {len(traced)} trace lines")
-# LITERALINCLUDE END: EXAMPLE_DISPATCH_TRACE_ENV
 
 
 # LITERALINCLUDE START: EXAMPLE_DISPATCH_TRACE_MODE

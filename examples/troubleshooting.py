@@ -1,16 +1,13 @@
 """Troubleshooting: the errors a user of the backend meets, each provoked and printed."""
 
-# LITERALINCLUDE START: TROUBLESHOOTING_EXAMPLE_IMPORTS
 import os
 import subprocess
 import sys
 import warnings
 
 import torch
-# LITERALINCLUDE END: TROUBLESHOOTING_EXAMPLE_IMPORTS
 
 
-# LITERALINCLUDE START: EXAMPLE_SHOW
 def show(title: str, action) -> None:
     try:
         with warnings.catch_warnings():  # the error is the point, not the warnings before it
@@ -19,7 +16,6 @@ def show(title: str, action) -> None:
         print(f"{title}: no error")
     except Exception as e:  # print what the user would see, first line only
         print(f"{title}:\n  {type(e).__name__}: {str(e).splitlines()[0]}")
-# LITERALINCLUDE END: EXAMPLE_SHOW
 
 
 # LITERALINCLUDE START: EXAMPLE_TROUBLESHOOTING_ERRORS

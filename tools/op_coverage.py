@@ -17,7 +17,6 @@ This answers, for torch as installed, the question a backend author asks first: 
 operators must I implement, and which do I inherit?
 """
 
-# LITERALINCLUDE START: TOOLS_OP_COVERAGE_IMPORTS
 from __future__ import annotations
 
 import argparse
@@ -27,26 +26,21 @@ import sys
 import torch
 import torch_openreg  # noqa: F401  (registers the backend)
 from torch_openreg import _C
-# LITERALINCLUDE END: TOOLS_OP_COVERAGE_IMPORTS
 
 ORDER = ["openreg kernel", "borrowed kernel", "composite", "CPU fallback", "refused", "unsupported"]
 
-# LITERALINCLUDE START: OP_PER_OPERATOR_FALLBACKS
 # Operators registered on PrivateUse1 with the CPU fallback as their kernel
 # (OVERRIDE_AND_PER_OP_FALLBACK in csrc/aten/OpenRegRegistrationPaths.cpp). The
 # dispatcher shows them as kernels of ours; tests/test_coverage.py keeps this
 # set equal to the registrations in the source.
 PER_OPERATOR_FALLBACKS = {"aten::logaddexp"}
-# LITERALINCLUDE END: OP_PER_OPERATOR_FALLBACKS
 
 
-# LITERALINCLUDE START: OP_ENTRY
 def _entry(table: str, key: str) -> str:
     for line in table.splitlines():
         if line.startswith(key + ":"):
             return line
     return ""
-# LITERALINCLUDE END: OP_ENTRY
 
 
 # LITERALINCLUDE START: OP_COVERAGE_CLASSIFY

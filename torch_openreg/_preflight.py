@@ -5,13 +5,11 @@ aborts the process from a C++ static initializer, and a source folder without th
 extension fails with a circular-import message that points nowhere near the cause.
 """
 
-# LITERALINCLUDE START: PREFLIGHT_IMPORTS
 import importlib.metadata
 import importlib.util
 from pathlib import Path
 
 import torch
-# LITERALINCLUDE END: PREFLIGHT_IMPORTS
 
 
 # LITERALINCLUDE START: AUTOLOAD_REFUSE_SECOND_BACKEND

@@ -1,9 +1,7 @@
 // ComputeType.h: the dtype the device's matrix and convolution kernels compute float16 in.
 #pragma once
 
-// LITERALINCLUDE START: AMP_INCLUDES_OF_COMPUTE_TYPE
 #include <ATen/core/Tensor.h>
-// LITERALINCLUDE END: AMP_INCLUDES_OF_COMPUTE_TYPE
 
 namespace at::native::openreg {
 

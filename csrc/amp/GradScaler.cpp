@@ -1,5 +1,4 @@
 // GradScaler.cpp: the two device kernels torch.amp.GradScaler calls, unscaling and scale update.
-// LITERALINCLUDE START: AMP_SCALER_INCLUDES
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
@@ -14,12 +13,10 @@
 
 #include "../runtime/OpenRegLaunch.h"
 #include "GradScaler.h"
-// LITERALINCLUDE END: AMP_SCALER_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
-// LITERALINCLUDE START: AMP_CHECK_SCALAR_STATE
 using c10::openreg::kParallelElements;
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
@@ -34,7 +31,6 @@ void check_scalar_state(const char* op, const char* name, const at::Tensor& t,
   TORCH_CHECK(t.scalar_type() == dtype, op, ": ", name, " must be a ", c10::toString(dtype),
               " tensor, but is ", t.scalar_type());
 }
-// LITERALINCLUDE END: AMP_CHECK_SCALAR_STATE
 
 // LITERALINCLUDE START: AMP_SCALER_GRAD_CHECK
 // float32, the common case: a branch-free loop the compiler vectorizes (a

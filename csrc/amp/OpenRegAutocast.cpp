@@ -1,13 +1,10 @@
 // OpenRegAutocast.cpp: autocast on openreg, with the casting policies CUDA uses.
-// LITERALINCLUDE START: AMP_AUTOCAST_INCLUDES
 #include <ATen/autocast_mode.h>
 #include <torch/library.h>
-// LITERALINCLUDE END: AMP_AUTOCAST_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
-// LITERALINCLUDE START: AMP_AUTOCAST_BANNED
 // CUDA refuses binary_cross_entropy under autocast: in float16 its log()
 // underflows. The message is CUDA's, so users meet the same advice.
 at::Tensor binary_cross_entropy_banned(const at::Tensor&, const at::Tensor&,
@@ -22,7 +19,6 @@ at::Tensor binary_cross_entropy_banned(const at::Tensor&, const at::Tensor&,
               "BCEWithLogits are\n"
               "safe to autocast.");
 }
-// LITERALINCLUDE END: AMP_AUTOCAST_BANNED
 }  // namespace
 
 // LITERALINCLUDE START: AMP_AUTOCAST_FALLTHROUGH

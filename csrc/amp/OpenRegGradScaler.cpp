@@ -1,9 +1,7 @@
 // OpenRegGradScaler.cpp: registers the gradient scaler's kernels for openreg.
-// LITERALINCLUDE START: AMP_OPENREG_GRAD_SCALER_INCLUDES
 #include <torch/library.h>
 
 #include "GradScaler.h"
-// LITERALINCLUDE END: AMP_OPENREG_GRAD_SCALER_INCLUDES
 
 namespace at::native::openreg {
 

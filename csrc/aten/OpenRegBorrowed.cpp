@@ -1,12 +1,10 @@
 // OpenRegBorrowed.cpp: registers PyTorch's CPU kernels, run on device memory, for many operators.
-// LITERALINCLUDE START: BORROWED_OPENREG_BORROWED_INCLUDES
 #include <torch/library.h>
 
 #include <string>
 
 #include "native/Borrowed.h"
 #include "native/Fallback.h"
-// LITERALINCLUDE END: BORROWED_OPENREG_BORROWED_INCLUDES
 
 namespace at::native::openreg {
 
@@ -17,7 +15,6 @@ namespace {
 // the openreg generator, see native/Random.cpp), nor the overloads with a
 // kernel of their own (OpenRegPointwise.cpp, OpenRegReduce.cpp, ...): those
 // call the borrowed kernel themselves for the cases they leave to PyTorch.
-// LITERALINCLUDE START: BORROWED_OPERATOR_LIST
 constexpr const char* kBorrowed[] = {
     // elementwise, unary
     "neg_", "neg.out", "exp_", "exp.out", "exp2", "exp2.out", "expm1", "expm1.out", "log_",
@@ -99,7 +96,6 @@ constexpr const char* kBorrowed[] = {
     "_foreach_add.Scalar", "_foreach_mul.Scalar", "_foreach_mul.List", "_foreach_sqrt",
     "_foreach_neg",
 };
-// LITERALINCLUDE END: BORROWED_OPERATOR_LIST
 }  // namespace
 
 // LITERALINCLUDE START: BORROWED_REGISTER

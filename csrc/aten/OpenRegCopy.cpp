@@ -1,9 +1,7 @@
 // OpenRegCopy.cpp: registers _to_copy; lets conjugate and negative views reach _copy_from.
-// LITERALINCLUDE START: COPY_OPENREG_COPY_INCLUDES
 #include <torch/library.h>
 
 #include "native/Copy.h"
-// LITERALINCLUDE END: COPY_OPENREG_COPY_INCLUDES
 
 namespace at::native::openreg {
 

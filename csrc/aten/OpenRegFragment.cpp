@@ -1,15 +1,11 @@
 // OpenRegFragment.cpp: extends the openreg operator namespace from a second file.
-// LITERALINCLUDE START: CUSTOM_OPENREG_FRAGMENT_INCLUDES
 #include <ATen/ops/add.h>
 #include <torch/library.h>
-// LITERALINCLUDE END: CUSTOM_OPENREG_FRAGMENT_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
-// LITERALINCLUDE START: CUSTOM_CUSTOM_ADD
 at::Tensor custom_add(const at::Tensor& self, const at::Tensor& other) { return at::add(self, other); }
-// LITERALINCLUDE END: CUSTOM_CUSTOM_ADD
 }  // namespace
 
 // LITERALINCLUDE START: CUSTOM_OP_FRAGMENT

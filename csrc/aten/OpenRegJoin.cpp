@@ -5,11 +5,9 @@
 
 namespace at::native::openreg {
 
-// LITERALINCLUDE START: JOIN_REGISTER
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cat", TORCH_FN(cat));
   m.impl("stack", TORCH_FN(stack));
 }
-// LITERALINCLUDE END: JOIN_REGISTER
 
 }  // namespace at::native::openreg

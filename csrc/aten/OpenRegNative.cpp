@@ -1,9 +1,7 @@
 // OpenRegNative.cpp: registers the compute kernels that run on the device.
-// LITERALINCLUDE START: NATIVE_OPENREG_NATIVE_INCLUDES
 #include <torch/library.h>
 
 #include "native/Native.h"
-// LITERALINCLUDE END: NATIVE_OPENREG_NATIVE_INCLUDES
 
 namespace at::native::openreg {
 

@@ -4,13 +4,11 @@
 namespace at::native::openreg {
 
 namespace {
-// LITERALINCLUDE START: NORMALIZATION_REGISTER
 const bool registered = [] {
   set_writer("native_layer_norm", &layer_norm_writer);
   set_writer("native_layer_norm_backward", &layer_norm_backward_writer);
   return true;
 }();
-// LITERALINCLUDE END: NORMALIZATION_REGISTER
 }  // namespace
 
 }  // namespace at::native::openreg

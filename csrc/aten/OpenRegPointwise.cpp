@@ -30,7 +30,6 @@
 
 namespace at::native::openreg {
 
-// LITERALINCLUDE START: POINTWISE_REGISTER
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   namespace ops = at::_ops;
   // The result has the operands' dtype.
@@ -84,6 +83,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_foreach_lerp_.Scalar", TORCH_FN(ForEach<ops::_foreach_lerp__Scalar>::call));
   m.impl("_foreach_sqrt_", TORCH_FN(ForEach<ops::_foreach_sqrt_>::call));
 }
-// LITERALINCLUDE END: POINTWISE_REGISTER
 
 }  // namespace at::native::openreg

@@ -1,9 +1,7 @@
 // OpenRegRandom.cpp: registers the random distributions beyond those in OpenRegNative.cpp.
-// LITERALINCLUDE START: RANDOM_OPENREG_RANDOM_INCLUDES
 #include <torch/library.h>
 
 #include "native/Random.h"
-// LITERALINCLUDE END: RANDOM_OPENREG_RANDOM_INCLUDES
 
 namespace at::native::openreg {
 
@@ -11,7 +9,6 @@ namespace {
 // Random operators whose algorithm (rejection sampling, sorting, sampling
 // without replacement) is PyTorch's CPU code, run with a CPU generator seeded
 // from openreg's stream: see seeded_cpu_kernel.
-// LITERALINCLUDE START: RANDOM_SEEDED_LIST
 constexpr const char* kSeededRandom[] = {
     "multinomial", "multinomial.out", "normal.Tensor_float", "normal.Tensor_float_out",
     "normal.float_Tensor", "normal.float_Tensor_out", "normal.Tensor_Tensor",
@@ -19,7 +16,6 @@ constexpr const char* kSeededRandom[] = {
     "_sample_dirichlet", "randperm.generator_out", "rrelu_with_noise", "rrelu_with_noise_",
     "rrelu_with_noise.out", "_fused_dropout",
 };
-// LITERALINCLUDE END: RANDOM_SEEDED_LIST
 }  // namespace
 
 // LITERALINCLUDE START: RANDOM_DISTRIBUTIONS_REGISTER

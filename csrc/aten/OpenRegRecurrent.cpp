@@ -1,9 +1,7 @@
 // OpenRegRecurrent.cpp: registers the fused LSTM and GRU cells nn.LSTM, nn.GRU and nn.RNN reach.
-// LITERALINCLUDE START: RECURRENT_OPENREG_RECURRENT_INCLUDES
 #include <torch/library.h>
 
 #include "native/Recurrent.h"
-// LITERALINCLUDE END: RECURRENT_OPENREG_RECURRENT_INCLUDES
 
 namespace at::native::openreg {
 

@@ -5,7 +5,6 @@
 
 namespace at::native::openreg {
 
-// LITERALINCLUDE START: REDUCE_REGISTER
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sum", TORCH_FN(sum));
   m.impl("mean", TORCH_FN(mean));
@@ -21,6 +20,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("all", TORCH_FN(all));
   m.impl("any", TORCH_FN(any));
 }
-// LITERALINCLUDE END: REDUCE_REGISTER
 
 }  // namespace at::native::openreg

@@ -1,5 +1,4 @@
 // OpenRegRegistrationPaths.cpp: the other registration paths: stubs, custom operators, autograd, overrides.
-// LITERALINCLUDE START: AUTOGRAD_OPENREG_REGISTRATION_PATHS_INCLUDES
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/UnaryOps.h>
 #include <ATen/ops/abs_native.h>
@@ -7,7 +6,6 @@
 
 #include "native/RegistrationPaths.h"
 #include "native/Fallback.h"
-// LITERALINCLUDE END: AUTOGRAD_OPENREG_REGISTRATION_PATHS_INCLUDES
 
 namespace at::native {
 

@@ -1,9 +1,7 @@
 // OpenRegSparse.cpp: registers the sparse refusal for every sparse dispatch key of openreg.
-// LITERALINCLUDE START: SPARSE_OPENREG_SPARSE_INCLUDES
 #include <torch/library.h>
 
 #include "native/Sparse.h"
-// LITERALINCLUDE END: SPARSE_OPENREG_SPARSE_INCLUDES
 
 namespace at::native::openreg {
 

@@ -1,5 +1,4 @@
 // OpenRegCompiledKernel.cpp: the launch of generated kernels, with the eager kernels' pointer translation.
-// LITERALINCLUDE START: COMPILE_LAUNCH_INCLUDES
 #include "OpenRegCompiledKernel.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -7,7 +6,6 @@
 #include <runtime/OpenRegLaunch.h>
 
 #include <utility>
-// LITERALINCLUDE END: COMPILE_LAUNCH_INCLUDES
 
 namespace c10::openreg {
 

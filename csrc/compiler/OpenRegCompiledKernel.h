@@ -1,16 +1,13 @@
 // OpenRegCompiledKernel.h: launching a kernel that Inductor generated and compiled on the host.
 #pragma once
 
-// LITERALINCLUDE START: COMPILE_LAUNCH_HEADER_INCLUDES
 #include <c10/core/Device.h>
 
 #include <cstdint>
 #include <vector>
-// LITERALINCLUDE END: COMPILE_LAUNCH_HEADER_INCLUDES
 
 namespace c10::openreg {
 
-// LITERALINCLUDE START: COMPILE_LAUNCH_DECL
 // The one signature every generated entry point has (the Inductor backend
 // writes it after each kernel): args[i] is the kernel-view address of pointer
 // argument i, or the address of the value of scalar argument i.
@@ -25,6 +22,5 @@ struct CompiledKernelArg {
 // Queues entry(args) on the current stream of openreg device `device`.
 void launch_compiled_kernel(CompiledKernelEntry entry, DeviceIndex device,
                             std::vector<CompiledKernelArg> args);
-// LITERALINCLUDE END: COMPILE_LAUNCH_DECL
 
 }  // namespace c10::openreg

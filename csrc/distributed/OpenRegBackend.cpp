@@ -1,5 +1,4 @@
 // OpenRegBackend.cpp: openreg collectives, staged through pinned host memory for the transport.
-// LITERALINCLUDE START: DISTRIBUTED_OPENREG_BACKEND_INCLUDES
 #include "OpenRegBackend.h"
 
 #include <ATen/ops/empty.h>
@@ -9,17 +8,14 @@
 #include <torch/csrc/distributed/c10d/exception.h>
 
 #include <runtime/OpenRegLaunch.h>
-// LITERALINCLUDE END: DISTRIBUTED_OPENREG_BACKEND_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
 
-// LITERALINCLUDE START: DISTRIBUTED_ON_DEVICE
 bool on_device(const at::Tensor& t) {
   return t.device().type() == c10::DeviceType::PrivateUse1;
 }
-// LITERALINCLUDE END: DISTRIBUTED_ON_DEVICE
 
 std::vector<at::Tensor> flatten(const std::vector<std::vector<at::Tensor>>& lists) {
   std::vector<at::Tensor> out;
@@ -56,7 +52,6 @@ void check_same_tensor(c10d::Backend& transport, const char* op, const at::Tenso
 }
 // LITERALINCLUDE END: DISTRIBUTED_CHECK_PEERS
 
-// LITERALINCLUDE START: DISTRIBUTED_HOST_REDUCE_OP
 // ReduceOp::PREMUL_SUM: the host scales its copy, then the transport sums.
 c10d::ReduceOp host_reduce_op(const c10d::ReduceOp& op, std::vector<at::Tensor>& host) {
   if (op != c10d::ReduceOp::PREMUL_SUM) return op;
@@ -71,7 +66,6 @@ c10d::ReduceOp host_reduce_op(const c10d::ReduceOp& op, std::vector<at::Tensor>&
   }
   return c10d::ReduceOp(c10d::ReduceOp::SUM);
 }
-// LITERALINCLUDE END: DISTRIBUTED_HOST_REDUCE_OP
 
 }  // namespace
 
@@ -94,7 +88,6 @@ OpenRegBackend::~OpenRegBackend() {
   }
 }
 
-// LITERALINCLUDE START: DISTRIBUTED_COMM_STREAM
 OpenRegStream OpenRegBackend::comm_stream(c10::DeviceIndex device) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = comm_streams_.find(device);
@@ -104,7 +97,6 @@ OpenRegStream OpenRegBackend::comm_stream(c10::DeviceIndex device) {
   }
   return it->second;
 }
-// LITERALINCLUDE END: DISTRIBUTED_COMM_STREAM
 
 // LITERALINCLUDE START: DISTRIBUTED_RUN
 c10::intrusive_ptr<c10d::Work> OpenRegBackend::run(c10d::OpType op,

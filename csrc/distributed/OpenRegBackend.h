@@ -1,7 +1,6 @@
 // OpenRegBackend.h: torch.distributed's backend for openreg tensors, on a host collective library.
 #pragma once
 
-// LITERALINCLUDE START: DISTRIBUTED_INCLUDES_OF_OPENREG_BACKEND
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include <atomic>
@@ -12,7 +11,6 @@
 #include <vector>
 
 #include "OpenRegWork.h"
-// LITERALINCLUDE END: DISTRIBUTED_INCLUDES_OF_OPENREG_BACKEND
 
 namespace c10::openreg {
 

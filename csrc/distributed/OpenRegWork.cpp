@@ -1,5 +1,4 @@
 // OpenRegWork.cpp: pinned staging buffers and the Work handle of openreg collectives.
-// LITERALINCLUDE START: DISTRIBUTED_OPENREG_WORK_INCLUDES
 #include "OpenRegWork.h"
 
 #include <ATen/core/ivalue.h>
@@ -12,7 +11,6 @@
 #include <thread>
 
 #include <runtime/OpenRegLaunch.h>
-// LITERALINCLUDE END: DISTRIBUTED_OPENREG_WORK_INCLUDES
 
 namespace c10::openreg {
 
@@ -31,13 +29,11 @@ at::Tensor& StagedTensors::slot(const at::Tensor& device) {
 }
 // LITERALINCLUDE END: DISTRIBUTED_SLOT
 
-// LITERALINCLUDE START: DISTRIBUTED_STAGE_IN
 void StagedTensors::stage_in(const at::Tensor& device) {
   if (device.is_cpu()) return;
   // Queued on the current stream (the comm stream): returns at once.
   slot(device).copy_(device, /*non_blocking=*/true);
 }
-// LITERALINCLUDE END: DISTRIBUTED_STAGE_IN
 
 void StagedTensors::stage_out(const at::Tensor& device) {
   if (device.is_cpu()) return;
@@ -60,13 +56,11 @@ std::vector<at::Tensor> StagedTensors::host(const std::vector<at::Tensor>& devic
   return out;
 }
 
-// LITERALINCLUDE START: DISTRIBUTED_COPY_BACK
 void StagedTensors::copy_back() const {
   for (const auto& device : outputs_) {
     const_cast<at::Tensor&>(device).copy_(host(device), /*non_blocking=*/true);
   }
 }
-// LITERALINCLUDE END: DISTRIBUTED_COPY_BACK
 
 namespace {
 std::vector<c10::Device> devices_of(const std::vector<at::Tensor>& tensors) {

@@ -1,7 +1,6 @@
 // OpenRegWork.h: the handle of one openreg collective, with CUDA/NCCL stream semantics.
 #pragma once
 
-// LITERALINCLUDE START: DISTRIBUTED_INCLUDES_OF_OPENREG_WORK
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <c10/core/Event.h>
@@ -12,11 +11,9 @@
 #include <vector>
 
 #include <runtime/OpenRegStream.h>
-// LITERALINCLUDE END: DISTRIBUTED_INCLUDES_OF_OPENREG_WORK
 
 namespace c10::openreg {
 
-// LITERALINCLUDE START: DISTRIBUTED_STAGED_TENSORS
 // Pinned host copies of the device tensors of one collective, keyed by the
 // device tensor they stand for. CPU tensors stand for themselves.
 class StagedTensors {
@@ -36,9 +33,7 @@ class StagedTensors {
   std::vector<std::pair<at::Tensor, at::Tensor>> pairs_;  // (device, host)
   std::vector<at::Tensor> outputs_;
 };
-// LITERALINCLUDE END: DISTRIBUTED_STAGED_TENSORS
 
-// LITERALINCLUDE START: DISTRIBUTED_WORK_STATUS
 // How a work ended, shared with the functions queued on streams. Those run on
 // the driver's worker threads and must never own a tensor a Python object
 // refers to: dropping it there would take the GIL, which the host thread may
@@ -59,7 +54,6 @@ struct WorkStatus {
   mutable std::mutex mu;
   std::exception_ptr error;
 };
-// LITERALINCLUDE END: DISTRIBUTED_WORK_STATUS
 
 // LITERALINCLUDE START: DISTRIBUTED_WORK_CLASS
 class OpenRegWork : public c10d::Work {

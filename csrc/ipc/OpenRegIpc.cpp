@@ -1,5 +1,4 @@
 // OpenRegIpc.cpp: the exporter keeps shared memory alive until receivers release it; receivers map it.
-// LITERALINCLUDE START: IPC_OPENREG_IPC_INCLUDES
 #include "OpenRegIpc.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -13,7 +12,6 @@
 #include "../runtime/OpenRegException.h"
 #include "../runtime/OpenRegFunctions.h"
 #include "../runtime/OpenRegStream.h"
-// LITERALINCLUDE END: IPC_OPENREG_IPC_INCLUDES
 
 namespace c10::openreg {
 
@@ -91,7 +89,6 @@ const bool deleters_known = [] {
 }();
 // LITERALINCLUDE END: IPC_RECEIVED_BLOCK
 
-// LITERALINCLUDE START: IPC_LOCAL_DEVICE
 DeviceIndex local_device(int physical_device) {
   for (DeviceIndex i = 0; i < device_count(); ++i) {
     orDeviceProp prop;
@@ -101,7 +98,6 @@ DeviceIndex local_device(int physical_device) {
   TORCH_CHECK(false, "the shared tensor lives on physical openreg device ", physical_device,
               ", which is not visible in this process (OPENREG_VISIBLE_DEVICES)");
 }
-// LITERALINCLUDE END: IPC_LOCAL_DEVICE
 }  // namespace
 
 // LITERALINCLUDE START: IPC_SHARE_STORAGE
@@ -155,7 +151,6 @@ c10::Storage open_shared_storage(const SharedStorageHandle& handle, int memory_f
 }
 // LITERALINCLUDE END: IPC_OPEN_STORAGE
 
-// LITERALINCLUDE START: IPC_RELEASE_AND_COLLECT
 // A storage this process has already opened is not mapped twice: the
 // reference the sender counted for the new message is handed back at once
 // (the mapping already open holds its own). The current stream still waits
@@ -171,6 +166,5 @@ void release_shared_reference(const SharedStorageHandle& handle, int control_fd)
 }
 
 size_t ipc_collect() { return limbo().collect(); }
-// LITERALINCLUDE END: IPC_RELEASE_AND_COLLECT
 
 }  // namespace c10::openreg

@@ -7,7 +7,6 @@
 
 namespace c10::openreg {
 
-// LITERALINCLUDE START: IPC_SHARED_STORAGE_HANDLE
 // What a receiving process needs to map a shared storage. The descriptors are
 // the exporter's; multiprocessing duplicates them into the receiver.
 struct SharedStorageHandle {
@@ -18,7 +17,6 @@ struct SharedStorageHandle {
   int control_fd;       // the control block: event marker and references
   uint64_t marker;      // completes when the exporter's queued work on the storage is done
 };
-// LITERALINCLUDE END: IPC_SHARED_STORAGE_HANDLE
 
 // Exporter: the handle for `storage`, taking one reference for the receiver.
 // The storage's memory is not reused by this process until every receiver

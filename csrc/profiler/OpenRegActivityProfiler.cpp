@@ -1,5 +1,4 @@
 // OpenRegActivityProfiler.cpp: a Kineto activity profiler that turns the driver's activity records into trace rows.
-// LITERALINCLUDE START: PROFILING_KINETO_INCLUDES
 #include <IActivityProfiler.h>
 #include <libkineto.h>
 #include <openreg.h>
@@ -14,20 +13,16 @@
 #include <vector>
 
 #include "runtime/OpenRegStream.h"
-// LITERALINCLUDE END: PROFILING_KINETO_INCLUDES
 
 namespace c10::openreg {
 namespace {
 
-// LITERALINCLUDE START: PROFILING_SYSTEM_NOW_NS
 int64_t system_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-// LITERALINCLUDE END: PROFILING_SYSTEM_NOW_NS
 
-// LITERALINCLUDE START: PROFILING_KINETO_NAMES
 using libkineto::ActivityType;
 
 // What a record is called in the trace: a kernel after the operator that
@@ -61,7 +56,6 @@ int64_t stream_row(const orActivityRecord& r) {
   if (auto id = find_stream_id(static_cast<DeviceIndex>(r.device), r.stream)) return *id;
   return -1;  // a driver stream PyTorch never saw
 }
-// LITERALINCLUDE END: PROFILING_KINETO_NAMES
 
 // LITERALINCLUDE START: PROFILING_KINETO_SESSION
 // One profiling run. Kineto calls start() and stop() around the run, and

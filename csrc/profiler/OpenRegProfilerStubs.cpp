@@ -1,5 +1,4 @@
 // OpenRegProfilerStubs.cpp: the legacy profiler's device timing (use_device="openreg") on openreg events.
-// LITERALINCLUDE START: PROFILING_STUBS_INCLUDES
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/ApproximateClock.h>
 #include <openreg.h>
@@ -8,7 +7,6 @@
 #include "runtime/OpenRegException.h"
 #include "runtime/OpenRegFunctions.h"
 #include "runtime/OpenRegStream.h"
-// LITERALINCLUDE END: PROFILING_STUBS_INCLUDES
 
 namespace c10::openreg {
 namespace {

@@ -20,7 +20,6 @@ int64_t now_us() {
       .count();
 }
 
-// LITERALINCLUDE START: ALLOCATOR_FOR_EACH_STAT
 template <class F>
 void for_each_stat(CachingDeviceAllocator::DeviceStats& stats, F f) {
   for (auto* array : {&stats.allocation, &stats.segment, &stats.active, &stats.inactive_split,
@@ -29,7 +28,6 @@ void for_each_stat(CachingDeviceAllocator::DeviceStats& stats, F f) {
     for (Stat& stat : *array) f(stat);
   }
 }
-// LITERALINCLUDE END: ALLOCATOR_FOR_EACH_STAT
 }  // namespace
 
 // profile_memory=True: PyTorch's profiler sees each allocation and free (a free
@@ -54,7 +52,6 @@ void DeviceCachingAllocator::record(const char* action, const void* address, siz
   trace_.push_back({action, reinterpret_cast<size_t>(address), size, stream, now_us()});
 }
 
-// LITERALINCLUDE START: ALLOCATOR_PER_DEVICE_STATS
 CachingDeviceAllocator::DeviceStats DeviceCachingAllocator::stats() {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
@@ -114,6 +111,5 @@ void DeviceCachingAllocator::snapshot(AllocatorSnapshot& out) {
   }
   out.device_traces.emplace_back(trace_.begin(), trace_.end());
 }
-// LITERALINCLUDE END: ALLOCATOR_PER_DEVICE_STATS
 
 }  // namespace c10::openreg::caching

@@ -18,35 +18,20 @@ using c10::CachingAllocator::Stat;
 using c10::CachingAllocator::StatArray;
 using c10::CachingAllocator::StatType;
 
-// LITERALINCLUDE START: ALLOCATOR_K_MIN_BLOCK
 constexpr size_t kMinBlock = 512;              // every block is a multiple of this
-// LITERALINCLUDE END: ALLOCATOR_K_MIN_BLOCK
-// LITERALINCLUDE START: ALLOCATOR_K_SMALL_SIZE
 constexpr size_t kSmallSize = 1 << 20;         // requests up to 1 MiB share small segments
-// LITERALINCLUDE END: ALLOCATOR_K_SMALL_SIZE
-// LITERALINCLUDE START: ALLOCATOR_K_SMALL_SEGMENT
 constexpr size_t kSmallSegment = 2 << 20;      // small segments are 2 MiB
-// LITERALINCLUDE END: ALLOCATOR_K_SMALL_SEGMENT
-// LITERALINCLUDE START: ALLOCATOR_K_MIN_LARGE_SEGMENT
 constexpr size_t kMinLargeSegment = 20 << 20;  // requests of 1-10 MiB share 20 MiB segments
-// LITERALINCLUDE END: ALLOCATOR_K_MIN_LARGE_SEGMENT
-// LITERALINCLUDE START: ALLOCATOR_K_LARGE_ROUND
 constexpr size_t kLargeRound = 2 << 20;        // larger requests get their own, 2 MiB rounded
-// LITERALINCLUDE END: ALLOCATOR_K_LARGE_ROUND
 
-// LITERALINCLUDE START: ALLOCATOR_ROUND_SIZE
 size_t round_size(size_t n) { return n < kMinBlock ? kMinBlock : (n + kMinBlock - 1) / kMinBlock * kMinBlock; }
-// LITERALINCLUDE END: ALLOCATOR_ROUND_SIZE
 
-// LITERALINCLUDE START: ALLOCATOR_SEGMENT_SIZE
 size_t segment_size(size_t rounded) {
   if (rounded <= kSmallSize) return kSmallSegment;
   if (rounded < kMinLargeSegment / 2) return kMinLargeSegment;
   return (rounded + kLargeRound - 1) / kLargeRound * kLargeRound;
 }
-// LITERALINCLUDE END: ALLOCATOR_SEGMENT_SIZE
 
-// LITERALINCLUDE START: ALLOCATOR_FORMAT_SIZE
 // "256.00 MiB", as CUDA's out-of-memory messages write sizes.
 std::string format_size(uint64_t bytes) {
   const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
@@ -60,30 +45,22 @@ std::string format_size(uint64_t bytes) {
   std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.2f %s", value, units[unit]);
   return text;
 }
-// LITERALINCLUDE END: ALLOCATOR_FORMAT_SIZE
 
-// LITERALINCLUDE START: ALLOCATOR_CACHING_DISABLED
 bool caching_disabled() {
   static const bool disabled = c10::openreg::env_flag("OPENREG_NO_MEMORY_CACHING");
   return disabled;
 }
-// LITERALINCLUDE END: ALLOCATOR_CACHING_DISABLED
 
-// LITERALINCLUDE START: ALLOCATOR_UPDATE
 void update(StatArray& stat, bool small, int64_t amount) {
   for (auto type : {StatType::AGGREGATE, small ? StatType::SMALL_POOL : StatType::LARGE_POOL}) {
     Stat& s = stat[static_cast<size_t>(type)];
     amount >= 0 ? s.increase(static_cast<size_t>(amount)) : s.decrease(static_cast<size_t>(-amount));
   }
 }
-// LITERALINCLUDE END: ALLOCATOR_UPDATE
 
-// LITERALINCLUDE START: ALLOCATOR_IS_FREE
 bool is_free(const Block* b) { return b != nullptr && !b->allocated && b->pending.empty(); }
-// LITERALINCLUDE END: ALLOCATOR_IS_FREE
 }  // namespace
 
-// LITERALINCLUDE START: ALLOCATOR_FREE_SET_BOOKKEEPING
 // A free block enters or leaves its pool; a free piece of a split segment is
 // what PyTorch calls an inactive split.
 void DeviceCachingAllocator::insert_free(Block* b) {
@@ -128,7 +105,6 @@ void DeviceCachingAllocator::release_cached() {
     }
   }
 }
-// LITERALINCLUDE END: ALLOCATOR_FREE_SET_BOOKKEEPING
 
 // LITERALINCLUDE START: ALLOCATOR_FREE_AND_MERGE
 // Puts a free block back in its pool, merged with free neighbours, so that
@@ -187,7 +163,6 @@ void DeviceCachingAllocator::free_block(Block* b) {
 }
 // LITERALINCLUDE END: ALLOCATOR_FREE_AND_MERGE
 
-// LITERALINCLUDE START: ALLOCATOR_COLLECT_WAITING
 // Blocks whose cross-stream events completed become free.
 void DeviceCachingAllocator::collect_waiting() {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
@@ -204,7 +179,6 @@ void DeviceCachingAllocator::collect_waiting() {
     free_block(b);
   }
 }
-// LITERALINCLUDE END: ALLOCATOR_COLLECT_WAITING
 
 // LITERALINCLUDE START: ALLOCATOR_DELETER
 void delete_block(void* ctx) {
@@ -362,7 +336,6 @@ void DeviceCachingAllocator::record_stream(Block* b, const Stream& stream) {
 }
 // LITERALINCLUDE END: ALLOCATOR_RECORD_STREAM_BLOCK
 
-// LITERALINCLUDE START: ALLOCATOR_PER_DEVICE_POOLS
 void DeviceCachingAllocator::begin_allocate_to_pool(StreamId stream, StreamId key) {
   std::lock_guard<std::mutex> lock(mu_);
   TORCH_CHECK(capturing_stream_ < 0, "openreg device ", int(device_), " is already capturing");
@@ -386,6 +359,5 @@ void DeviceCachingAllocator::release_pool(StreamId key) {
     }
   }
 }
-// LITERALINCLUDE END: ALLOCATOR_PER_DEVICE_POOLS
 
 }  // namespace c10::openreg::caching

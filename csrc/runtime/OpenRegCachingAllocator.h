@@ -28,18 +28,14 @@ namespace __attribute__((visibility("hidden"))) caching {
 
 struct Block;
 
-// LITERALINCLUDE START: ALLOCATOR_DEF_BLOCK_ORDER
 struct BlockOrder {  // best fit: same stream, smallest size, lowest address
   bool operator()(const Block* a, const Block* b) const;
 };
-// LITERALINCLUDE END: ALLOCATOR_DEF_BLOCK_ORDER
 
-// LITERALINCLUDE START: ALLOCATOR_POOL
 struct Pool {
   bool small;
   std::set<Block*, BlockOrder> free_blocks;
 };
-// LITERALINCLUDE END: ALLOCATOR_POOL
 
 // LITERALINCLUDE START: ALLOCATOR_BLOCK
 // A piece of a segment. Neighbours in the segment are linked, so a freed block
@@ -62,11 +58,9 @@ struct Block {
 };
 // LITERALINCLUDE END: ALLOCATOR_BLOCK
 
-// LITERALINCLUDE START: ALLOCATOR_ADDRESS_ORDER
 struct AddressOrder {
   bool operator()(const Block* a, const Block* b) const { return a->ptr < b->ptr; }
 };
-// LITERALINCLUDE END: ALLOCATOR_ADDRESS_ORDER
 
 // Inline: the pools' sets compare blocks on every insert, erase and lookup.
 inline bool BlockOrder::operator()(const Block* a, const Block* b) const {
@@ -75,18 +69,14 @@ inline bool BlockOrder::operator()(const Block* a, const Block* b) const {
   return a->ptr < b->ptr;
 }
 
-// LITERALINCLUDE START: ALLOCATOR_SIZE_KEY
 struct SizeKey {
   StreamId stream;
   size_t size;
   bool operator==(const SizeKey& o) const { return stream == o.stream && size == o.size; }
 };
-// LITERALINCLUDE END: ALLOCATOR_SIZE_KEY
-// LITERALINCLUDE START: ALLOCATOR_DEF_SIZE_KEY_HASH
 struct SizeKeyHash {
   size_t operator()(const SizeKey& k) const { return std::hash<size_t>()(k.size) ^ (k.stream * 0x9E3779B97F4A7C15ull); }
 };
-// LITERALINCLUDE END: ALLOCATOR_DEF_SIZE_KEY_HASH
 
 // LITERALINCLUDE START: ALLOCATOR_PER_DEVICE_CLASS
 // The caching allocator of one device. Every public method takes the device's

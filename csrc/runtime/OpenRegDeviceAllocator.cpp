@@ -1,5 +1,4 @@
 // OpenRegDeviceAllocator.cpp: the c10::DeviceAllocator PyTorch calls: it forwards to each device's caching allocator.
-// LITERALINCLUDE START: ALLOCATOR_OPENREG_DEVICE_ALLOCATOR_INCLUDES
 #include "OpenRegDeviceAllocator.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -8,7 +7,6 @@
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
 #include "OpenRegStream.h"
-// LITERALINCLUDE END: ALLOCATOR_OPENREG_DEVICE_ALLOCATOR_INCLUDES
 
 namespace c10::openreg {
 
@@ -19,10 +17,8 @@ using caching::delete_block;
 using caching::device_caching_allocator;
 
 namespace {
-// LITERALINCLUDE START: ALLOCATOR_GRAPH_POOL_KEY
 // Pool keys are negative: stream ids are not.
 StreamId pool_key(MempoolId_t pool) { return -static_cast<StreamId>(pool.first); }
-// LITERALINCLUDE END: ALLOCATOR_GRAPH_POOL_KEY
 }  // namespace
 
 // LITERALINCLUDE START: ALLOCATOR_ALLOCATE
@@ -35,7 +31,6 @@ DataPtr OpenRegDeviceAllocator::allocate(size_t nbytes) {
 }
 // LITERALINCLUDE END: ALLOCATOR_ALLOCATE
 
-// LITERALINCLUDE START: ALLOCATOR_FRONT_METHODS
 DeleterFnPtr OpenRegDeviceAllocator::raw_deleter() const { return &delete_block; }
 
 void OpenRegDeviceAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
@@ -45,7 +40,6 @@ void OpenRegDeviceAllocator::copy_data(void* dest, const void* src, std::size_t 
 void OpenRegDeviceAllocator::emptyCache(MempoolId_t) {
   for (DeviceIndex i = 0; i < device_count(); ++i) device_caching_allocator(i).empty_cache();
 }
-// LITERALINCLUDE END: ALLOCATOR_FRONT_METHODS
 
 // LITERALINCLUDE START: ALLOCATOR_RECORD_STREAM_DATAPTR
 namespace {
@@ -75,7 +69,6 @@ void OpenRegDeviceAllocator::recordStream(const DataPtr& ptr, c10::Stream stream
 }
 // LITERALINCLUDE END: ALLOCATOR_RECORD_STREAM_DATAPTR
 
-// LITERALINCLUDE START: ALLOCATOR_FRONT_FORWARDS
 CachingDeviceAllocator::DeviceStats OpenRegDeviceAllocator::getDeviceStats(DeviceIndex device) {
   return device_caching_allocator(device).stats();
 }
@@ -130,7 +123,6 @@ void OpenRegDeviceAllocator::endAllocateToPool(DeviceIndex device) {
 void OpenRegDeviceAllocator::releasePool(DeviceIndex device, MempoolId_t pool) {
   device_caching_allocator(device).release_pool(pool_key(pool));
 }
-// LITERALINCLUDE END: ALLOCATOR_FRONT_FORWARDS
 
 // LITERALINCLUDE START: ALLOCATOR_REGISTER
 OpenRegDeviceAllocator* device_allocator() {

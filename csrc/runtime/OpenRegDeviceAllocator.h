@@ -8,7 +8,6 @@
 
 namespace c10::openreg {
 
-// LITERALINCLUDE START: ALLOCATOR_SNAPSHOT_TYPES
 // One block of a segment, as the snapshot reports it.
 struct BlockSnapshot {
   size_t address;
@@ -43,7 +42,6 @@ struct AllocatorSnapshot {
   std::vector<SegmentSnapshot> segments;
   std::vector<std::vector<TraceEntry>> device_traces;  // per device, oldest first
 };
-// LITERALINCLUDE END: ALLOCATOR_SNAPSHOT_TYPES
 
 // LITERALINCLUDE START: ALLOCATOR_FRONT_CLASS
 // Carves tensors out of large driver allocations (segments), splits and merges
@@ -83,7 +81,6 @@ class OpenRegDeviceAllocator final : public c10::DeviceAllocator {
 OpenRegDeviceAllocator* device_allocator();
 // LITERALINCLUDE END: ALLOCATOR_FRONT_CLASS
 
-// LITERALINCLUDE START: ALLOCATOR_SHARED_MEMORY_DELETERS
 // A storage shared with another process (csrc/ipc) holds its memory under a
 // deleter of its own: the sender wraps the allocator's block, the receiver maps
 // the sender's pages. The sharing component tells the allocator both, so that
@@ -94,6 +91,5 @@ struct SharedMemoryDeleters {
   DeleterFnPtr received = nullptr;                        // another process's memory
 };
 void set_shared_memory_deleters(const SharedMemoryDeleters& deleters);
-// LITERALINCLUDE END: ALLOCATOR_SHARED_MEMORY_DELETERS
 
 }  // namespace c10::openreg

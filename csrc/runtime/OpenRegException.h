@@ -1,10 +1,8 @@
 // OpenRegException.h: turns driver error codes into PyTorch exceptions.
 #pragma once
 
-// LITERALINCLUDE START: RUNTIME_OPENREG_EXCEPTION_INCLUDES
 #include <c10/util/Exception.h>
 #include <openreg.h>
-// LITERALINCLUDE END: RUNTIME_OPENREG_EXCEPTION_INCLUDES
 
 namespace c10::openreg {
 
@@ -14,7 +12,6 @@ namespace c10::openreg {
 
 }  // namespace c10::openreg
 
-// LITERALINCLUDE START: RUNTIME_CHECK_MACRO
 #define OPENREG_CHECK(EXPR)                                        \
   do {                                                             \
     const orError_t openreg_err_ = (EXPR);                         \
@@ -22,4 +19,3 @@ namespace c10::openreg {
       ::c10::openreg::throw_driver_error(openreg_err_);     \
     }                                                              \
   } while (0)
-// LITERALINCLUDE END: RUNTIME_CHECK_MACRO

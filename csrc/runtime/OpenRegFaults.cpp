@@ -1,16 +1,13 @@
 // OpenRegFaults.cpp: names the driver's fault kinds and checks what tests pass in.
-// LITERALINCLUDE START: FAULTS_BACKEND_INCLUDES
 #include "OpenRegFaults.h"
 
 #include <c10/util/Exception.h>
 #include <openreg.h>
 
 #include "OpenRegException.h"
-// LITERALINCLUDE END: FAULTS_BACKEND_INCLUDES
 
 namespace c10::openreg {
 
-// LITERALINCLUDE START: FAULTS_BACKEND_CHECKS
 void inject_fault(const std::string& kind, uint64_t nth, uint64_t times) {
   orFaultKind k;
   if (kind == "alloc") {
@@ -31,6 +28,5 @@ void set_stream_delay(uint64_t microseconds) {
                     microseconds, " us");
   OPENREG_CHECK(orFaultSetStreamDelay(static_cast<unsigned>(microseconds)));
 }
-// LITERALINCLUDE END: FAULTS_BACKEND_CHECKS
 
 }  // namespace c10::openreg

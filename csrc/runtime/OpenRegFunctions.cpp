@@ -1,5 +1,4 @@
 // OpenRegFunctions.cpp: device selection over the driver's orGetDevice/orSetDevice.
-// LITERALINCLUDE START: DEVICE_OPENREG_FUNCTIONS_INCLUDES
 #include "OpenRegFunctions.h"
 
 #include <cstdlib>
@@ -8,7 +7,6 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "OpenRegException.h"
-// LITERALINCLUDE END: DEVICE_OPENREG_FUNCTIONS_INCLUDES
 
 namespace c10::openreg {
 
@@ -46,18 +44,13 @@ DeviceIndex exchange_device(DeviceIndex device) {
 }
 // LITERALINCLUDE END: DEVICE_FUNCTIONS
 
-// LITERALINCLUDE START: DEVICE_MAYBE_EXCHANGE
 DeviceIndex maybe_exchange_device(DeviceIndex device) { return exchange_device(device); }
-// LITERALINCLUDE END: DEVICE_MAYBE_EXCHANGE
 
-// LITERALINCLUDE START: DEVICE_SYNCHRONIZE
 void synchronize_device(DeviceIndex device) {
   c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device));
   OPENREG_CHECK(orDeviceSynchronize());
 }
-// LITERALINCLUDE END: DEVICE_SYNCHRONIZE
 
-// LITERALINCLUDE START: DEVICE_GET_PROPERTIES
 DeviceProperties get_device_properties(DeviceIndex device) {
   check_device_index(device);
   orDeviceProp prop;
@@ -65,14 +58,11 @@ DeviceProperties get_device_properties(DeviceIndex device) {
   return {prop.name, prop.totalGlobalMem, prop.major, prop.minor, prop.multiProcessorCount,
           prop.pciBusID};
 }
-// LITERALINCLUDE END: DEVICE_GET_PROPERTIES
 
-// LITERALINCLUDE START: RUNTIME_ENV_FLAG
 // True when the variable is set to anything but "" or "0".
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
-// LITERALINCLUDE END: RUNTIME_ENV_FLAG
 
 }  // namespace c10::openreg

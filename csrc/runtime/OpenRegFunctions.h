@@ -18,7 +18,6 @@ void check_device_index(DeviceIndex device);
 // Waits for the work queued on every stream of `device`.
 void synchronize_device(DeviceIndex device);
 
-// LITERALINCLUDE START: DEVICE_PROPERTIES_STRUCT
 struct DeviceProperties {
   std::string name;
   size_t total_memory;
@@ -28,7 +27,6 @@ struct DeviceProperties {
   int physical_id;  // which emulated device this index is (OPENREG_VISIBLE_DEVICES)
 };
 DeviceProperties get_device_properties(DeviceIndex device);
-// LITERALINCLUDE END: DEVICE_PROPERTIES_STRUCT
 
 // The one reader of the backend's OPENREG_* switches: true when the variable is
 // set to anything but "" or "0" ("1", "true", "yes" all switch it on).

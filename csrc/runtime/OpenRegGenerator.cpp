@@ -1,5 +1,4 @@
 // OpenRegGenerator.cpp: generator state, its serialization, and the per-device defaults.
-// LITERALINCLUDE START: GENERATOR_OPENREG_GENERATOR_INCLUDES
 #include "OpenRegGenerator.h"
 
 #include <ATen/core/GeneratorForPrivateuseone.h>
@@ -13,15 +12,12 @@
 #include <vector>
 
 #include "OpenRegFunctions.h"
-// LITERALINCLUDE END: GENERATOR_OPENREG_GENERATOR_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
 constexpr uint64_t kDefaultSeed = 67280421310721ull;  // matches CPU's default_rng_seed_val
-// LITERALINCLUDE START: GENERATOR_K_STATE_BYTES
 constexpr size_t kStateBytes = 2 * sizeof(uint64_t);
-// LITERALINCLUDE END: GENERATOR_K_STATE_BYTES
 }  // namespace
 
 OpenRegGeneratorImpl::OpenRegGeneratorImpl(DeviceIndex device_index)

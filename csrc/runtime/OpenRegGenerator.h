@@ -1,10 +1,8 @@
 // OpenRegGenerator.h: the per-device random number generator (Philox seed + offset).
 #pragma once
 
-// LITERALINCLUDE START: GENERATOR_INCLUDES_OF_OPENREG_GENERATOR
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>
-// LITERALINCLUDE END: GENERATOR_INCLUDES_OF_OPENREG_GENERATOR
 
 namespace c10::openreg {
 

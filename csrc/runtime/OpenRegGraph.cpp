@@ -1,5 +1,4 @@
 // OpenRegGraph.cpp: torch.accelerator.Graph on openreg: capture a stream's work, replay it.
-// LITERALINCLUDE START: GRAPH_OPENREG_GRAPH_INCLUDES
 #include <ATen/core/GraphImplInterface.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -9,17 +8,14 @@
 #include "OpenRegDeviceAllocator.h"
 #include "OpenRegException.h"
 #include "OpenRegStream.h"
-// LITERALINCLUDE END: GRAPH_OPENREG_GRAPH_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
-// LITERALINCLUDE START: GRAPH_NEW_POOL_ID
 MempoolId_t new_pool_id() {
   static std::atomic<CaptureId_t> next{1};
   return {next++, 0};
 }
-// LITERALINCLUDE END: GRAPH_NEW_POOL_ID
 }  // namespace
 
 // LITERALINCLUDE START: GRAPH_IMPL

@@ -1,5 +1,4 @@
 // OpenRegGuard.cpp: the guard's methods, each a thin call into the driver.
-// LITERALINCLUDE START: GUARD_OPENREG_GUARD_INCLUDES
 #include "OpenRegGuard.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -8,10 +7,8 @@
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
 #include "OpenRegStream.h"
-// LITERALINCLUDE END: GUARD_OPENREG_GUARD_INCLUDES
 
 namespace c10::openreg {
-
 
 // LITERALINCLUDE START: GUARD_DEVICE_METHODS
 Device OpenRegGuardImpl::exchangeDevice(Device device) const {

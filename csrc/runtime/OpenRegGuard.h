@@ -1,9 +1,7 @@
 // OpenRegGuard.h: DeviceGuardImplInterface for openreg: devices, streams and events.
 #pragma once
 
-// LITERALINCLUDE START: GUARD_INCLUDES_OF_OPENREG_GUARD
 #include <c10/core/impl/DeviceGuardImplInterface.h>
-// LITERALINCLUDE END: GUARD_INCLUDES_OF_OPENREG_GUARD
 
 namespace c10::openreg {
 

@@ -1,5 +1,4 @@
 // OpenRegHooks.cpp: the hooks' answers, and their registration at library load.
-// LITERALINCLUDE START: HOOKS_OPENREG_HOOKS_INCLUDES
 #include "OpenRegHooks.h"
 
 #include <c10/core/DeviceGuard.h>
@@ -11,7 +10,6 @@
 #include "OpenRegGenerator.h"
 #include "OpenRegHostAllocator.h"
 #include "OpenRegStream.h"
-// LITERALINCLUDE END: HOOKS_OPENREG_HOOKS_INCLUDES
 
 namespace c10::openreg {
 

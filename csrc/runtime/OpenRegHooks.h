@@ -1,13 +1,10 @@
 // OpenRegHooks.h: PrivateUse1HooksInterface, how ATen asks the backend device-wide questions.
 #pragma once
 
-// LITERALINCLUDE START: HOOKS_INCLUDES_OF_OPENREG_HOOKS
 #include <ATen/detail/PrivateUse1HooksInterface.h>
-// LITERALINCLUDE END: HOOKS_INCLUDES_OF_OPENREG_HOOKS
 
 namespace c10::openreg {
 
-// LITERALINCLUDE START: HOOKS_CLASS
 struct OpenRegHooksInterface final : public at::PrivateUse1HooksInterface {
   bool isBuilt() const override { return true; }
   bool isAvailable() const override;
@@ -28,7 +25,6 @@ struct OpenRegHooksInterface final : public at::PrivateUse1HooksInterface {
   at::Allocator* getPinnedMemoryAllocator() const override;
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t new_bytes) const override;
 };
-// LITERALINCLUDE END: HOOKS_CLASS
 
 // Grows or shrinks a storage in place, keeping its contents (up to the smaller size).
 void resize_storage_bytes(const c10::Storage& storage, size_t new_bytes);

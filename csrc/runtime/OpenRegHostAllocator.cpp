@@ -1,17 +1,14 @@
 // OpenRegHostAllocator.cpp: pinned memory from orMallocHost, cached by ATen's host allocator.
-// LITERALINCLUDE START: HOST_OPENREG_HOST_ALLOCATOR_INCLUDES
 #include "OpenRegHostAllocator.h"
 
 #include <c10/core/DeviceGuard.h>
 
 #include "OpenRegException.h"
 #include "OpenRegStream.h"
-// LITERALINCLUDE END: HOST_OPENREG_HOST_ALLOCATOR_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
-// LITERALINCLUDE START: HOST_HOST_EVENT
 // An owned driver event: what the host allocator waits for before reusing a
 // block that an asynchronous copy may still be reading.
 struct HostEvent {
@@ -29,7 +26,6 @@ struct HostEvent {
     if (event != nullptr) orEventDestroy(event);
   }
 };
-// LITERALINCLUDE END: HOST_HOST_EVENT
 
 // LITERALINCLUDE START: HOST_ALLOCATOR_IMPL
 // ATen's CachingHostAllocatorImpl does the caching, the stream bookkeeping and
@@ -74,9 +70,7 @@ REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, &pinned_allocator)
 // LITERALINCLUDE END: HOST_ALLOCATOR_REGISTER
 }  // namespace
 
-// LITERALINCLUDE START: HOST_ALLOCATOR_ACCESSOR
 // The hooks' getPinnedMemoryAllocator and the copies reach the allocator here.
 at::HostAllocator* host_allocator() { return &pinned_allocator; }
-// LITERALINCLUDE END: HOST_ALLOCATOR_ACCESSOR
 
 }  // namespace c10::openreg

@@ -1,7 +1,6 @@
 // OpenRegKernelTensor.cpp: a device tensor seen from inside a kernel, as a CPU tensor on the kernel's view of its storage.
 #include "OpenRegLaunch.h"
 
-// LITERALINCLUDE START: LAUNCH_OPENREG_LAUNCH_CPP_INCLUDES
 #include <ATen/core/Tensor.h>
 #include <c10/core/Storage.h>
 #include <c10/core/TensorImpl.h>
@@ -9,7 +8,6 @@
 #include <c10/util/accumulate.h>
 
 #include <utility>
-// LITERALINCLUDE END: LAUNCH_OPENREG_LAUNCH_CPP_INCLUDES
 
 namespace c10::openreg {
 

@@ -1,7 +1,6 @@
 // OpenRegLaunch.h: what a C++ kernel needs: its launch on the current stream, its tensors, its threads.
 #pragma once
 
-// LITERALINCLUDE START: LAUNCH_OPENREG_LAUNCH_INCLUDES
 #include <ATen/Parallel.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/Tensor.h>
@@ -17,7 +16,6 @@
 #include "OpenRegException.h"
 #include "OpenRegStorage.h"
 #include "OpenRegStream.h"
-// LITERALINCLUDE END: LAUNCH_OPENREG_LAUNCH_INCLUDES
 
 namespace c10::openreg {
 
@@ -54,7 +52,6 @@ class KernelTensor {
 };
 // LITERALINCLUDE END: LAUNCH_KERNEL_TENSOR
 
-// LITERALINCLUDE START: LAUNCH_KERNEL_POINTER
 // Inside a kernel: the kernel-view address of a device pointer, the same
 // memory mapped read-write for the device's workers (the host's view of it
 // faults). Hand-written kernels translate their raw pointers with it.
@@ -64,7 +61,6 @@ T* kernel_pointer(T* device_ptr) {
   OPENREG_CHECK(orGetKernelPointer(&k, device_ptr));
   return static_cast<T*>(k);
 }
-// LITERALINCLUDE END: LAUNCH_KERNEL_POINTER
 
 // LITERALINCLUDE START: LAUNCH_KERNEL_THREADS
 // How many threads a large kernel's parallel loops use: 1 (the default) to the
@@ -147,7 +143,6 @@ void run_boxed_kernel(void* boxed) {
 }
 // LITERALINCLUDE END: LAUNCH_RUN_BOXED_KERNEL
 
-// LITERALINCLUDE START: LAUNCH_BODY_MEMORY
 // The memory of a queued kernel's body: taken on the launching thread, given
 // back on the stream's worker once the body has run. Small bodies come from a
 // pool that the workers refill (OpenRegKernelBodyPool.cpp): with glibc's
@@ -156,15 +151,12 @@ void run_boxed_kernel(void* boxed) {
 // the kernel: a small operator's launch then waits on the worker's free.
 void* allocate_body(size_t bytes);
 void free_body(void* memory, size_t bytes);
-// LITERALINCLUDE END: LAUNCH_BODY_MEMORY
 
-// LITERALINCLUDE START: LAUNCH_RELEASE_BOXED_KERNEL
 template <class F>
 void release_boxed_kernel(void* boxed) {
   static_cast<F*>(boxed)->~F();
   free_body(boxed, sizeof(F));
 }
-// LITERALINCLUDE END: LAUNCH_RELEASE_BOXED_KERNEL
 }  // namespace detail
 
 // LITERALINCLUDE START: LAUNCH_KERNEL_QUEUE

@@ -1,9 +1,7 @@
 // OpenRegStorage.cpp: the storage bounds check every kernel and copy runs first.
-// LITERALINCLUDE START: SERIALIZATION_OPENREG_STORAGE_INCLUDES
 #include "OpenRegStorage.h"
 
 #include <ATen/native/Resize.h>
-// LITERALINCLUDE END: SERIALIZATION_OPENREG_STORAGE_INCLUDES
 
 namespace c10::openreg {
 

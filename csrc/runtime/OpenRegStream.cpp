@@ -1,5 +1,4 @@
 // OpenRegStream.cpp: lazily created driver streams behind c10 stream ids.
-// LITERALINCLUDE START: STREAM_OPENREG_STREAM_INCLUDES
 #include "OpenRegStream.h"
 
 #include <algorithm>
@@ -12,54 +11,39 @@
 
 #include "OpenRegException.h"
 #include "OpenRegFunctions.h"
-// LITERALINCLUDE END: STREAM_OPENREG_STREAM_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
-// LITERALINCLUDE START: STREAM_K_PRIORITIES
 constexpr int kPriorities = 2;  // 0: normal, 1: high (-1 in CUDA's convention)
-// LITERALINCLUDE END: STREAM_K_PRIORITIES
-// LITERALINCLUDE START: STREAM_K_MAX_DEVICES
 constexpr DeviceIndex kMaxDevices = 16;
-// LITERALINCLUDE END: STREAM_K_MAX_DEVICES
 
-// LITERALINCLUDE START: STREAM_DEVICE_POOL
 struct DevicePool {
   std::mutex mu;
   std::array<std::array<orStream_t, OpenRegStream::kStreamsPerPool>, kPriorities> streams{};
   std::array<std::atomic<uint32_t>, kPriorities> next{};
 };
-// LITERALINCLUDE END: STREAM_DEVICE_POOL
 
-// LITERALINCLUDE START: STREAM_POOL_DEF
 DevicePool& pool(DeviceIndex device) {
   static auto* pools = new std::array<DevicePool, kMaxDevices>();  // leaked: lives as long as workers
   return (*pools)[device];
 }
-// LITERALINCLUDE END: STREAM_POOL_DEF
 
-// LITERALINCLUDE START: PROFILING_EXTERNAL_STREAMS
 // Streams created outside PyTorch, in the order they were first wrapped.
 std::mutex external_mu;
 std::vector<orStream_t>& external_streams() {
   static auto* streams = new std::vector<orStream_t>();
   return *streams;
 }
-// LITERALINCLUDE END: PROFILING_EXTERNAL_STREAMS
 
-// LITERALINCLUDE START: STREAM_CURRENT_IDS
 // The thread's current stream id per device; 0 (the default stream) unless set.
 thread_local std::array<StreamId, kMaxDevices> current_ids{};
-// LITERALINCLUDE END: STREAM_CURRENT_IDS
 
-// LITERALINCLUDE START: STREAM_RESOLVE
 DeviceIndex resolve(DeviceIndex device) {
   if (device < 0) return current_device();
   check_device_index(device);
   return device;
 }
-// LITERALINCLUDE END: STREAM_RESOLVE
 
 // LITERALINCLUDE START: STREAM_POOL_LAZY_CREATE
 orStream_t pooled_stream(DeviceIndex device, StreamId id) {
@@ -119,21 +103,17 @@ bool OpenRegStream::query() const {
 }
 // LITERALINCLUDE END: STREAM_CLASS_METHODS
 
-// LITERALINCLUDE START: STREAM_IS_CAPTURING
 bool OpenRegStream::is_capturing() const {
   if (id() == 0) return false;  // the driver refuses to capture a default stream
   int capturing = 0;
   OPENREG_CHECK(orStreamIsCapturing(stream(), &capturing));
   return capturing != 0;
 }
-// LITERALINCLUDE END: STREAM_IS_CAPTURING
 
-// LITERALINCLUDE START: STREAM_CLASS_SYNCHRONIZE
 void OpenRegStream::synchronize() const {
   c10::DeviceGuard guard(device());
   OPENREG_CHECK(orStreamSynchronize(stream()));
 }
-// LITERALINCLUDE END: STREAM_CLASS_SYNCHRONIZE
 
 // LITERALINCLUDE START: STREAM_GET_CURRENT_AND_DEFAULT
 OpenRegStream getCurrentOpenRegStream(DeviceIndex device) {
@@ -187,7 +167,6 @@ OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device) {
 }
 // LITERALINCLUDE END: STREAM_FROM_EXTERNAL
 
-// LITERALINCLUDE START: PROFILING_FIND_STREAM_ID
 std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream) {
   {
     DevicePool& p = pool(device);
@@ -204,9 +183,7 @@ std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream) {
   if (it == streams.end()) return std::nullopt;
   return OpenRegStream::kFirstExternalId + static_cast<StreamId>(it - streams.begin());
 }
-// LITERALINCLUDE END: PROFILING_FIND_STREAM_ID
 
-// LITERALINCLUDE START: STREAM_EVENT_ELAPSED_TIME
 double event_elapsed_time(void* start, void* end) {
   TORCH_CHECK(start != nullptr && end != nullptr,
               "both events must be recorded before asking for the elapsed time");
@@ -214,6 +191,5 @@ double event_elapsed_time(void* start, void* end) {
   OPENREG_CHECK(orEventElapsedTime(&ms, static_cast<orEvent_t>(start), static_cast<orEvent_t>(end)));
   return ms;
 }
-// LITERALINCLUDE END: STREAM_EVENT_ELAPSED_TIME
 
 }  // namespace c10::openreg

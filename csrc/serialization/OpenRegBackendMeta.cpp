@@ -1,16 +1,13 @@
 // OpenRegBackendMeta.cpp: reading, writing and serializing the internal-format attribute.
-// LITERALINCLUDE START: SERIALIZATION_OPENREG_BACKEND_META_INCLUDES
 #include "OpenRegBackendMeta.h"
 
 #include <torch/csrc/jit/serialization/pickler_helper.h>
 
 #include <cstring>
-// LITERALINCLUDE END: SERIALIZATION_OPENREG_BACKEND_META_INCLUDES
 
 namespace c10::openreg {
 
 namespace {
-// LITERALINCLUDE START: SERIALIZATION_CHECK_OPENREG
 constexpr const char* kKeyPrefix = "openreg_format_";
 
 void check_openreg(const at::Tensor& tensor, const char* what) {
@@ -18,7 +15,6 @@ void check_openreg(const at::Tensor& tensor, const char* what) {
               ": the internal format is an attribute of openreg tensors, got a tensor on ",
               tensor.device());
 }
-// LITERALINCLUDE END: SERIALIZATION_CHECK_OPENREG
 }  // namespace
 
 // LITERALINCLUDE START: SERIALIZATION_FORMAT_ACCESS
@@ -34,7 +30,6 @@ void set_internal_format(const at::Tensor& tensor, InternalFormat format) {
 }
 // LITERALINCLUDE END: SERIALIZATION_FORMAT_ACCESS
 
-// LITERALINCLUDE START: SERIALIZATION_FORMAT_NAME
 std::string format_name(InternalFormat format) {
   switch (format) {
     case InternalFormat::Plain: return "plain";
@@ -43,9 +38,7 @@ std::string format_name(InternalFormat format) {
   }
   TORCH_CHECK(false, "unknown openreg internal format ", static_cast<int>(format));
 }
-// LITERALINCLUDE END: SERIALIZATION_FORMAT_NAME
 
-// LITERALINCLUDE START: SERIALIZATION_PARSE_FORMAT
 InternalFormat parse_format(const std::string& name) {
   for (auto f : {InternalFormat::Plain, InternalFormat::Tiled, InternalFormat::Blocked}) {
     if (format_name(f) == name) return f;
@@ -53,7 +46,6 @@ InternalFormat parse_format(const std::string& name) {
   TORCH_CHECK_VALUE(false, "unknown openreg internal format '", name,
                     "' (expected plain, tiled or blocked)");
 }
-// LITERALINCLUDE END: SERIALIZATION_PARSE_FORMAT
 
 // LITERALINCLUDE START: SERIALIZATION_BACKEND_META_REGISTRY
 namespace {

@@ -1,12 +1,10 @@
 // OpenRegBackendMeta.h: a private per-tensor attribute (the device's internal format), kept in BackendMeta.
 #pragma once
 
-// LITERALINCLUDE START: SERIALIZATION_INCLUDES_OF_OPENREG_BACKEND_META
 #include <ATen/core/Tensor.h>
 #include <c10/core/TensorImpl.h>
 
 #include <string>
-// LITERALINCLUDE END: SERIALIZATION_INCLUDES_OF_OPENREG_BACKEND_META
 
 namespace c10::openreg {
 

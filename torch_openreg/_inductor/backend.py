@@ -1,6 +1,5 @@
 """Inductor's openreg backend: registered when Inductor first asks the device module for it."""
 
-# LITERALINCLUDE START: INDUCTOR_BACKEND_IMPORTS
 from typing import Any
 
 from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
@@ -17,10 +16,8 @@ from .device_interface import register_device_interface
 from .device_op_overrides import OpenRegDeviceOpOverrides
 from .scheduling import OpenRegScheduling
 from .wrapper import OpenRegPythonWrapperCodegen
-# LITERALINCLUDE END: INDUCTOR_BACKEND_IMPORTS
 
 
-# LITERALINCLUDE START: COMPILE_OPEN_REG_CPP_WRAPPER_CODEGEN
 class OpenRegCppWrapperCodegen:
     """``config.cpp_wrapper`` would need the launch in C++ wrapper code: not supported."""
 
@@ -30,7 +27,6 @@ class OpenRegCppWrapperCodegen:
             "torch.compile on openreg generates a Python wrapper; "
             "set torch._inductor.config.cpp_wrapper = False"
         )
-# LITERALINCLUDE END: COMPILE_OPEN_REG_CPP_WRAPPER_CODEGEN
 
 
 # LITERALINCLUDE START: COMPILE_BACKEND_NAMES

@@ -1,6 +1,5 @@
 """Dynamo's view of openreg: how compiled code queries and switches devices and streams."""
 
-# LITERALINCLUDE START: INDUCTOR_DEVICE_INTERFACE_IMPORTS
 from types import SimpleNamespace
 from typing import Any
 
@@ -14,10 +13,8 @@ from torch._dynamo.device_interface import (
 from torch_openreg import _C
 
 from .runtime import get_raw_stream
-# LITERALINCLUDE END: INDUCTOR_DEVICE_INTERFACE_IMPORTS
 
 
-# LITERALINCLUDE START: COMPILE_INDEX
 def _index(device: Any) -> int:
     if device is None:
         return torch.openreg.current_device()
@@ -27,14 +24,11 @@ def _index(device: Any) -> int:
     if device.type != "openreg":
         raise ValueError(f"expected an openreg device, got {device}")
     return torch.openreg.current_device() if device.index is None else device.index
-# LITERALINCLUDE END: COMPILE_INDEX
 
 
-# LITERALINCLUDE START: COMPILE_PROPERTIES
 def _properties(index: int) -> SimpleNamespace:
     props = torch.openreg.get_device_properties(index)
     return SimpleNamespace(**props)
-# LITERALINCLUDE END: COMPILE_PROPERTIES
 
 
 # LITERALINCLUDE START: COMPILE_DEVICE_INTERFACE

@@ -1,8 +1,6 @@
 """The Python snippets Inductor writes into generated code to select openreg devices and streams."""
 
-# LITERALINCLUDE START: INDUCTOR_DEVICE_OP_OVERRIDES_IMPORTS
 from torch._inductor.codegen.common import DeviceOpOverrides
-# LITERALINCLUDE END: INDUCTOR_DEVICE_OP_OVERRIDES_IMPORTS
 
 
 # LITERALINCLUDE START: COMPILE_DEVICE_OP_OVERRIDES

@@ -3,12 +3,10 @@
 Kept free of Inductor imports: a cached compiled module loads this without loading the compiler.
 """
 
-# LITERALINCLUDE START: INDUCTOR_RUNTIME_IMPORTS
 import ctypes
 from typing import Any
 
 from torch_openreg import _C
-# LITERALINCLUDE END: INDUCTOR_RUNTIME_IMPORTS
 
 
 # LITERALINCLUDE START: COMPILE_RUNTIME_KERNEL
@@ -44,8 +42,6 @@ def openreg_kernel(async_compile: Any, arg_types: list[str], source: str) -> Any
 # LITERALINCLUDE END: COMPILE_RUNTIME_KERNEL
 
 
-# LITERALINCLUDE START: COMPILE_RAW_STREAM
 def get_raw_stream(device_index: int) -> int:
     """The driver handle (``orStream_t``) of the current stream of ``device_index``."""
     return _C._current_raw_stream(device_index)
-# LITERALINCLUDE END: COMPILE_RAW_STREAM

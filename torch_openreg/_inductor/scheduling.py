@@ -1,22 +1,14 @@
 """Inductor's scheduling for openreg: the CPU C++ code generator, plus a launchable entry point."""
 
-# LITERALINCLUDE START: INDUCTOR_SCHEDULING_IMPORTS
 from torch._inductor import config
 from torch._inductor.codegen.common import Kernel
 from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.utils import IndentedBuffer, Placeholder, get_fused_kernel_name
 from torch._inductor.virtualized import V
-# LITERALINCLUDE END: INDUCTOR_SCHEDULING_IMPORTS
 
-# LITERALINCLUDE START: COMPILE_BODY_NAME
 BODY_NAME = "openreg_kernel_body"
-# LITERALINCLUDE END: COMPILE_BODY_NAME
-# LITERALINCLUDE START: COMPILE_INTEGER_TYPES
 _INTEGER_TYPES = {"int64_t", "int32_t", "int", "long", "bool", "uint64_t", "uint32_t"}
-# LITERALINCLUDE END: COMPILE_INTEGER_TYPES
-# LITERALINCLUDE START: COMPILE_FLOAT_TYPES
 _FLOAT_TYPES = {"double", "float"}
-# LITERALINCLUDE END: COMPILE_FLOAT_TYPES
 
 
 # LITERALINCLUDE START: COMPILE_ENTRY_POINT

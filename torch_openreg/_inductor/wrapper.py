@@ -1,10 +1,8 @@
 """Inductor's Python wrapper for openreg: cached buffers, launches on the current stream."""
 
-# LITERALINCLUDE START: INDUCTOR_WRAPPER_IMPORTS
 from typing import Any
 
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
-# LITERALINCLUDE END: INDUCTOR_WRAPPER_IMPORTS
 
 
 # LITERALINCLUDE START: COMPILE_WRAPPER

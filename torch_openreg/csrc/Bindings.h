@@ -1,13 +1,11 @@
 // Bindings.h: how a component adds functions to torch_openreg._C without editing Module.cpp.
 #pragma once
 
-// LITERALINCLUDE START: BINDINGS_BINDINGS_INCLUDES
 #include <Python.h>
 #include <pybind11/pybind11.h>
 #include <torch/csrc/Exceptions.h>
 
 #include <functional>
-// LITERALINCLUDE END: BINDINGS_BINDINGS_INCLUDES
 
 namespace torch_openreg {
 

@@ -1,24 +1,19 @@
 // Module.cpp: torch_openreg._C, assembled from the bindings each component registers.
-// LITERALINCLUDE START: BINDINGS_MODULE_INCLUDES
 #include "Bindings.h"
 
 #include <string>
 #include <utility>
 #include <vector>
-// LITERALINCLUDE END: BINDINGS_MODULE_INCLUDES
 
 namespace torch_openreg {
 
 namespace {
-// LITERALINCLUDE START: BINDINGS_DEF_REGISTRY
 std::vector<std::pair<std::string, BindFunction>>& registry() {
   static std::vector<std::pair<std::string, BindFunction>> functions;
   return functions;
 }
-// LITERALINCLUDE END: BINDINGS_DEF_REGISTRY
 }  // namespace
 
-// LITERALINCLUDE START: BINDINGS_BIND_ALL
 BindingRegistrar::BindingRegistrar(const char* component, BindFunction bind) {
   registry().emplace_back(component, bind);
 }
@@ -26,7 +21,6 @@ BindingRegistrar::BindingRegistrar(const char* component, BindFunction bind) {
 void bind_all(py::module_& module) {
   for (const auto& [component, bind] : registry()) bind(module);
 }
-// LITERALINCLUDE END: BINDINGS_BIND_ALL
 
 }  // namespace torch_openreg
 

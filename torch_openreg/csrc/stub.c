@@ -1,7 +1,5 @@
 /* stub.c: the Python entry point of torch_openreg._C; all bindings live in libtorch_bindings. */
-// LITERALINCLUDE START: BINDINGS_INCLUDES_OF_STUB
 #include <Python.h>
-// LITERALINCLUDE END: BINDINGS_INCLUDES_OF_STUB
 
 /* LITERALINCLUDE START: BINDINGS_STUB */
 extern PyObject* initModule(void);

@@ -1,6 +1,5 @@
 """torch.openreg: the device module of the openreg backend (the counterpart of torch.cuda)."""
 
-# LITERALINCLUDE START: OPENREG_MODULE_INIT_IMPORTS
 import atexit
 import os
 import threading
@@ -53,11 +52,8 @@ from .streams import (
     set_stream,
     stream,
 )
-# LITERALINCLUDE END: OPENREG_MODULE_INIT_IMPORTS
 
-# LITERALINCLUDE START: DEVICE_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]
-# LITERALINCLUDE END: DEVICE_DEVICE_LIKE
 
 __all__ = [
     "Event",
@@ -221,7 +217,6 @@ class device:
 # LITERALINCLUDE END: DEVICE_DEVICE_DEF
 
 
-# LITERALINCLUDE START: DEVICE_MODULE_PROPERTIES
 def get_device_properties(device: _DeviceLike = None) -> dict:
     """Name, total memory, version, processor count and physical id of ``device``."""
     _lazy_init()
@@ -231,7 +226,6 @@ def get_device_properties(device: _DeviceLike = None) -> dict:
 def get_device_name(device: _DeviceLike = None) -> str:
     """The marketing name of ``device``."""
     return get_device_properties(device)["name"]
-# LITERALINCLUDE END: DEVICE_MODULE_PROPERTIES
 
 
 # LITERALINCLUDE START: DEVICE_KERNEL_THREADS

@@ -1,11 +1,9 @@
 """The device module's lazy hooks for torch.compile: ``import torch`` loads no compiler."""
 
-# LITERALINCLUDE START: OPENREG_MODULE_COMPILE_IMPORTS
 import importlib.abc
 import importlib.machinery
 import sys
 from typing import Any
-# LITERALINCLUDE END: OPENREG_MODULE_COMPILE_IMPORTS
 
 # LITERALINCLUDE START: COMPILE_LAZY_HOOKS
 # Inductor's init_backend_registration looks these names up on torch.openreg.

@@ -1,17 +1,12 @@
 """Helpers shared by torch.openreg's modules; torch's serialization calls _get_device_index."""
 
-# LITERALINCLUDE START: OPENREG_MODULE_UTILS_IMPORTS
 from typing import Union
 
 import torch
-# LITERALINCLUDE END: OPENREG_MODULE_UTILS_IMPORTS
 
-# LITERALINCLUDE START: DEVICE_UTILS_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]
-# LITERALINCLUDE END: DEVICE_UTILS_DEVICE_LIKE
 
 
-# LITERALINCLUDE START: DEVICE_GET_DEVICE_INDEX
 def _get_device_index(device: _DeviceLike, optional: bool = False) -> int:
     """Turns a device, string or int into an index; None means the current device."""
     if isinstance(device, str):
@@ -29,4 +24,3 @@ def _get_device_index(device: _DeviceLike, optional: bool = False) -> int:
     if not isinstance(device, int):
         raise TypeError(f"cannot interpret {device!r} as an openreg device")
     return device
-# LITERALINCLUDE END: DEVICE_GET_DEVICE_INDEX

@@ -1,8 +1,6 @@
 """torch.openreg.amp: what torch.autocast and torch.amp ask of the openreg device module."""
 
-# LITERALINCLUDE START: OPENREG_MODULE_AMP_IMPORTS
 import torch
-# LITERALINCLUDE END: OPENREG_MODULE_AMP_IMPORTS
 
 
 # LITERALINCLUDE START: AMP_PYTHON_SUPPORTED_DTYPES

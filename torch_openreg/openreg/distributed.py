@@ -4,17 +4,13 @@ Importing torch_openreg registers it, so ``dist.init_process_group()`` in a prog
 uses openreg picks it without being told (like NCCL for CUDA).
 """
 
-# LITERALINCLUDE START: OPENREG_MODULE_DISTRIBUTED_IMPORTS
 from datetime import timedelta
 
 import torch.distributed as dist
 
 from torch_openreg import _C
-# LITERALINCLUDE END: OPENREG_MODULE_DISTRIBUTED_IMPORTS
 
-# LITERALINCLUDE START: DISTRIBUTED_BACKEND_NAME
 BACKEND_NAME = "orccl"
-# LITERALINCLUDE END: DISTRIBUTED_BACKEND_NAME
 
 __all__ = ["BACKEND_NAME"]
 

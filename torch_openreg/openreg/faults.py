@@ -4,18 +4,14 @@ A real accelerator fails in ways a test cannot provoke: an allocation refused, a
 faults, a copy that fails, a device that stalls. The emulated driver can do each on demand.
 """
 
-# LITERALINCLUDE START: OPENREG_MODULE_FAULTS_IMPORTS
 from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Iterator, Literal
 
 from torch_openreg import _C
-# LITERALINCLUDE END: OPENREG_MODULE_FAULTS_IMPORTS
 
-# LITERALINCLUDE START: FAULTS_FAULT_KIND
 FaultKind = Literal["alloc", "launch", "copy"]
-# LITERALINCLUDE END: FAULTS_FAULT_KIND
 
 
 # LITERALINCLUDE START: FAULTS_PYTHON_API

@@ -1,6 +1,5 @@
 """Device and pinned-host memory of torch.openreg: statistics, caching, history and limits."""
 
-# LITERALINCLUDE START: OPENREG_MODULE_MEMORY_IMPORTS
 from collections import OrderedDict
 from typing import Any, Union
 
@@ -8,12 +7,8 @@ import torch
 from torch_openreg import _C
 
 from ._utils import _get_device_index
-# LITERALINCLUDE END: OPENREG_MODULE_MEMORY_IMPORTS
 
-# LITERALINCLUDE START: MEMORY_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]
-# LITERALINCLUDE END: MEMORY_DEVICE_LIKE
-
 
 
 # LITERALINCLUDE START: MEMORY_PYTHON_STATS
@@ -58,7 +53,6 @@ def empty_cache() -> None:
 # LITERALINCLUDE END: MEMORY_PYTHON_STATS
 
 
-# LITERALINCLUDE START: MEMORY_PYTHON_INFO
 def mem_get_info(device: _DeviceLike = None) -> tuple[int, int]:
     """(free, total) bytes of ``device`` as the driver sees them."""
     return torch.accelerator.get_memory_info(_get_device_index(device, optional=True))
@@ -72,10 +66,8 @@ def set_per_process_memory_fraction(fraction: float, device: _DeviceLike = None)
 def get_per_process_memory_fraction(device: _DeviceLike = None) -> float:
     """The fraction set by set_per_process_memory_fraction (1.0 by default)."""
     return _C._get_memory_fraction(_get_device_index(device, optional=True))
-# LITERALINCLUDE END: MEMORY_PYTHON_INFO
 
 
-# LITERALINCLUDE START: MEMORY_PYTHON_SNAPSHOTS
 def _record_memory_history(enabled: bool | str | None = "all", max_entries: int = 100000) -> None:
     """Starts (or, with enabled=None/False, stops) recording allocator events for snapshots."""
     _C._record_memory_history(bool(enabled), int(max_entries))
@@ -101,10 +93,8 @@ def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
 
     with open(filename, "wb") as f:
         pickle.dump(_snapshot(), f)
-# LITERALINCLUDE END: MEMORY_PYTHON_SNAPSHOTS
 
 
-# LITERALINCLUDE START: MEMORY_PYTHON_HOST
 def host_memory_stats() -> dict:
     """Statistics of the pinned host memory cache."""
     return _C._host_memory_stats()
@@ -113,10 +103,8 @@ def host_memory_stats() -> dict:
 def empty_host_cache() -> None:
     """Returns cached, unused pinned host memory to the driver."""
     torch.accelerator.empty_host_cache()
-# LITERALINCLUDE END: MEMORY_PYTHON_HOST
 
 
-# LITERALINCLUDE START: MEMORY_PYTHON_SUMMARY
 def memory_summary(device: _DeviceLike = None, abbreviated: bool = False) -> str:
     """A table of the allocator's statistics, current / peak / allocated / freed."""
     index = _get_device_index(device, optional=True)
@@ -155,4 +143,3 @@ def memory_summary(device: _DeviceLike = None, abbreviated: bool = False) -> str
         lines.append("-" * width)
     lines.append("=" * width)
     return "\n".join(lines) + "\n"
-# LITERALINCLUDE END: MEMORY_PYTHON_SUMMARY

@@ -1,14 +1,11 @@
 """Seeding and RNG state of the openreg devices' default generators (as torch.cuda.random)."""
 
-# LITERALINCLUDE START: OPENREG_MODULE_RANDOM_IMPORTS
 from typing import Iterable, Union
 
 import torch
 
 from ._utils import _get_device_index
-# LITERALINCLUDE END: OPENREG_MODULE_RANDOM_IMPORTS
 
-# LITERALINCLUDE START: RANDOM_PYTHON_GENERATORS
 _DeviceLike = Union[torch.device, str, int, None]
 
 
@@ -22,10 +19,8 @@ def _all() -> Iterable[torch.Generator]:
     from . import default_generators
 
     return iter(default_generators)
-# LITERALINCLUDE END: RANDOM_PYTHON_GENERATORS
 
 
-# LITERALINCLUDE START: RANDOM_PYTHON_SEEDING
 def manual_seed(seed: int) -> None:
     """Seeds the current device's default generator."""
     _generator().manual_seed(int(seed))
@@ -52,7 +47,6 @@ def seed_all() -> None:
 def initial_seed() -> int:
     """The seed the current device's default generator was last seeded with."""
     return _generator().initial_seed()
-# LITERALINCLUDE END: RANDOM_PYTHON_SEEDING
 
 
 # LITERALINCLUDE START: RANDOM_PYTHON_STATE

@@ -5,18 +5,15 @@ know about. The backend stores it in the tensor's ``BackendMeta``; torch.save
 writes it into the checkpoint's tensor metadata and torch.load restores it.
 """
 
-# LITERALINCLUDE START: OPENREG_MODULE_SERIALIZATION_IMPORTS
 import functools
 
 import torch
 
 from torch_openreg import _C
-# LITERALINCLUDE END: OPENREG_MODULE_SERIALIZATION_IMPORTS
 
 __all__ = ["internal_format", "set_internal_format"]
 
 
-# LITERALINCLUDE START: SERIALIZATION_PYTHON_FORMAT
 def internal_format(tensor: torch.Tensor) -> str:
     """The internal format of an openreg tensor: ``"plain"`` (default), ``"tiled"`` or ``"blocked"``."""
     return _C._internal_format(tensor)
@@ -25,7 +22,6 @@ def internal_format(tensor: torch.Tensor) -> str:
 def set_internal_format(tensor: torch.Tensor, fmt: str) -> None:
     """Records ``fmt`` as the internal format of ``tensor`` (an openreg tensor)."""
     _C._set_internal_format(tensor, fmt)
-# LITERALINCLUDE END: SERIALIZATION_PYTHON_FORMAT
 
 
 # LITERALINCLUDE START: SERIALIZATION_DEEPCOPY

@@ -7,7 +7,6 @@ block carrying the sender's event and the receivers' reference count; the
 receiver maps the same memory. Other tensors keep PyTorch's own reductions.
 """
 
-# LITERALINCLUDE START: OPENREG_MODULE_SHARING_IMPORTS
 import multiprocessing.reduction
 import os
 from typing import Any
@@ -17,12 +16,10 @@ import torch.multiprocessing.reductions as torch_reductions
 from torch.multiprocessing.reductions import StorageWeakRef, shared_cache, storage_from_cache
 
 from torch_openreg import _C
-# LITERALINCLUDE END: OPENREG_MODULE_SHARING_IMPORTS
 
 __all__ = ["ipc_collect"]
 
 
-# LITERALINCLUDE START: SHARING_IPC_COLLECT
 def ipc_collect() -> int:
     """Frees shared memory that this process dropped and every receiver released.
 
@@ -30,17 +27,13 @@ def ipc_collect() -> int:
     held by other processes.
     """
     return _C._ipc_collect()
-# LITERALINCLUDE END: SHARING_IPC_COLLECT
 
 
-# LITERALINCLUDE START: SHARING_DEF_REBUILD_EMPTY_OPENREG_TENSOR
 def _rebuild_empty_openreg_tensor(cls, size, stride, offset, dtype, requires_grad, device):
     storage = torch.UntypedStorage(0, device=device)
     return _finish_tensor(cls, storage, size, stride, offset, dtype, requires_grad, {})
-# LITERALINCLUDE END: SHARING_DEF_REBUILD_EMPTY_OPENREG_TENSOR
 
 
-# LITERALINCLUDE START: SHARING_FINISH_TENSOR
 def _finish_tensor(cls, storage, size, stride, offset, dtype, requires_grad, metadata):
     typed = torch.TypedStorage(wrap_storage=storage, dtype=dtype, _internal=True)
     t = torch._utils._rebuild_tensor(typed, offset, size, stride)
@@ -51,7 +44,6 @@ def _finish_tensor(cls, storage, size, stride, offset, dtype, requires_grad, met
         return torch.nn.Parameter(t, requires_grad=requires_grad)
     t.requires_grad = requires_grad
     return t
-# LITERALINCLUDE END: SHARING_FINISH_TENSOR
 
 
 # LITERALINCLUDE START: SHARING_REBUILD
@@ -119,12 +111,10 @@ def _reduce_tensor(tensor: torch.Tensor) -> tuple[Any, tuple]:
 # LITERALINCLUDE END: SHARING_REDUCE_TENSOR
 
 
-# LITERALINCLUDE START: SHARING_REDUCE_STORAGE
 def _reduce_storage(storage):
     if storage.device.type == "openreg":
         raise RuntimeError("Cannot pickle openreg storage; try pickling an openreg tensor instead")
     return torch_reductions.reduce_storage(storage)
-# LITERALINCLUDE END: SHARING_REDUCE_STORAGE
 
 
 # LITERALINCLUDE START: SHARING_REGISTER

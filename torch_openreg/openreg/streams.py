@@ -1,21 +1,14 @@
 """Streams and events of torch.openreg, built on the device-generic torch.Stream and torch.Event."""
 
-# LITERALINCLUDE START: OPENREG_MODULE_STREAMS_IMPORTS
 from typing import Any, Union
 
 import torch
 from torch_openreg import _C
 
 from ._utils import _get_device_index
-# LITERALINCLUDE END: OPENREG_MODULE_STREAMS_IMPORTS
 
-# LITERALINCLUDE START: STREAMS_DEVICE_LIKE
 _DeviceLike = Union[torch.device, str, int, None]
-# LITERALINCLUDE END: STREAMS_DEVICE_LIKE
-# LITERALINCLUDE START: STREAMS_PRIVATEUSE1
 _PRIVATEUSE1 = 20  # c10::DeviceType::PrivateUse1: what torch.Stream(device_type=...) takes
-# LITERALINCLUDE END: STREAMS_PRIVATEUSE1
-
 
 
 # LITERALINCLUDE START: STREAMS_PYTHON_CLASSES

@@ -3,7 +3,6 @@
 
 namespace at::native::openreg {
 
-// LITERALINCLUDE START: CONVOLUTION_FUSED_SDP_CHOICE
 // openreg has no fused attention kernels: scaled_dot_product_attention takes
 // PyTorch's math path, built from operators the device implements.
 int64_t fused_sdp_choice(const at::Tensor&, const at::Tensor&, const at::Tensor&,
@@ -11,6 +10,5 @@ int64_t fused_sdp_choice(const at::Tensor&, const at::Tensor&, const at::Tensor&
                          bool) {
   return 0;  // sdp::SDPBackend::math
 }
-// LITERALINCLUDE END: CONVOLUTION_FUSED_SDP_CHOICE
 
 }  // namespace at::native::openreg

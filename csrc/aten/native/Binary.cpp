@@ -1,5 +1,4 @@
 // Binary.cpp: add, sub, mul and div on the device, with PyTorch's broadcasting and promotion.
-// LITERALINCLUDE START: NATIVE_BINARY_INCLUDES
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/BinaryOps.h>
@@ -15,7 +14,6 @@
 #include "Native.h"
 #include "Boxed.h"
 #include "SameDevice.h"
-// LITERALINCLUDE END: NATIVE_BINARY_INCLUDES
 
 namespace at::native::openreg {
 
@@ -23,9 +21,7 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: NATIVE_BINARY_OP
 enum class BinaryOp { Add, Sub, Mul, Div };
-// LITERALINCLUDE END: NATIVE_BINARY_OP
 
 // LITERALINCLUDE START: NATIVE_BINARY_RAW_KERNEL
 // A hand-written device kernel: raw device pointers, turned into kernel-view
@@ -71,12 +67,10 @@ struct RawBinaryKernel {
 };
 // LITERALINCLUDE END: NATIVE_BINARY_RAW_KERNEL
 
-// LITERALINCLUDE START: NATIVE_K_RAW_KERNEL_MAX_NUMEL
 // The raw loop runs on one thread. Past kParallelElements elements,
 // PyTorch's vectorized loops run on the kernel threads and win: larger
 // operands take them.
 using c10::openreg::kParallelElements;
-// LITERALINCLUDE END: NATIVE_K_RAW_KERNEL_MAX_NUMEL
 
 // LITERALINCLUDE START: NATIVE_TRY_RAW_KERNEL
 // Launches the raw kernel when the operands allow it; returns false otherwise.
@@ -113,7 +107,6 @@ bool try_raw_kernel(BinaryOp op, at::Tensor& out, const at::Tensor& a, const at:
 }
 // LITERALINCLUDE END: NATIVE_TRY_RAW_KERNEL
 
-// LITERALINCLUDE START: OPERAND_CHECK_RESULT
 // The dtype and shape checks an out= or in-place result gets on the CPU, done
 // before launch.
 void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_dtype,
@@ -123,15 +116,12 @@ void check_result(const char* op, const at::Tensor& out, c10::ScalarType result_
   TORCH_CHECK(out.sizes() == result_shape, op, ": output with shape ", out.sizes(),
               " doesn't match the broadcast shape ", result_shape);
 }
-// LITERALINCLUDE END: OPERAND_CHECK_RESULT
 
-// LITERALINCLUDE START: NATIVE_RESULT
 struct Result {
   c10::Device device;
   c10::ScalarType dtype;
   at::DimVector shape;
 };
-// LITERALINCLUDE END: NATIVE_RESULT
 
 // LITERALINCLUDE START: NATIVE_PLAN
 Result plan(const char* op, const at::Tensor& self, const at::Tensor& other, bool true_divide,
@@ -214,7 +204,6 @@ auto add_kernel(const c10::Scalar& alpha) {
 }
 // LITERALINCLUDE END: NATIVE_DEF_ADD_KERNEL
 
-// LITERALINCLUDE START: NATIVE_SUB_MUL_DIV_KERNELS
 auto sub_kernel(const c10::Scalar& alpha) {
   return [alpha](at::Tensor& o, const at::Tensor& a, const at::Tensor& b) {
     at::sub_out(o, a, b, alpha);
@@ -222,29 +211,21 @@ auto sub_kernel(const c10::Scalar& alpha) {
 }
 void mul_kernel(at::Tensor& o, const at::Tensor& a, const at::Tensor& b) { at::mul_out(o, a, b); }
 void div_kernel(at::Tensor& o, const at::Tensor& a, const at::Tensor& b) { at::div_out(o, a, b); }
-// LITERALINCLUDE END: NATIVE_SUB_MUL_DIV_KERNELS
 }  // namespace
 
-// LITERALINCLUDE START: NATIVE_ADD
 at::Tensor add(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   return binary(BinaryOp::Add, "add", self, other, add_kernel(alpha), alpha);
 }
-// LITERALINCLUDE END: NATIVE_ADD
 
-// LITERALINCLUDE START: NATIVE_INPLACE_ADD
 at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   return binary_inplace(BinaryOp::Add, "add_", self, other, add_kernel(alpha), alpha);
 }
-// LITERALINCLUDE END: NATIVE_INPLACE_ADD
 
-// LITERALINCLUDE START: NATIVE_DEF_ADD_OUT
 at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
                     at::Tensor& out) {
   return binary_out(BinaryOp::Add, "add.out", self, other, out, add_kernel(alpha), alpha);
 }
-// LITERALINCLUDE END: NATIVE_DEF_ADD_OUT
 
-// LITERALINCLUDE START: NATIVE_SUB_MUL_DIV_ENTRY_POINTS
 at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
   at::native::sub_check(self, other);
   return binary(BinaryOp::Sub, "sub", self, other, sub_kernel(alpha), alpha);
@@ -284,6 +265,5 @@ at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
 at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   return binary_out(BinaryOp::Div, "div.out", self, other, out, div_kernel);
 }
-// LITERALINCLUDE END: NATIVE_SUB_MUL_DIV_ENTRY_POINTS
 
 }  // namespace at::native::openreg

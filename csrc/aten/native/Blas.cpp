@@ -1,5 +1,4 @@
 // Blas.cpp: matrix multiplication on the device.
-// LITERALINCLUDE START: NATIVE_BLAS_INCLUDES
 #include <ATen/native/Resize.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/ops/addmm.h>
@@ -14,7 +13,6 @@
 #include "Minimal.h"
 #include "Native.h"
 #include "SameDevice.h"
-// LITERALINCLUDE END: NATIVE_BLAS_INCLUDES
 
 namespace at::native::openreg {
 
@@ -22,7 +20,6 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: NATIVE_CHECK_MM
 void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
   common_device("mm", {self, mat2});
   TORCH_CHECK(self.dim() == 2, "self must be a matrix");
@@ -33,7 +30,6 @@ void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
               "expected m1 and m2 to have the same dtype, but got: ", self.scalar_type(), " != ",
               mat2.scalar_type());
 }
-// LITERALINCLUDE END: NATIVE_CHECK_MM
 
 // Matrix products run PyTorch's CPU kernels on device memory; for float16 and
 // bfloat16 those accumulate in float32 and round once, as CUDA's do
@@ -54,7 +50,6 @@ at::Tensor& launch_mm(at::Tensor& out, const at::Tensor& self, const at::Tensor&
 }
 // LITERALINCLUDE END: NATIVE_MM_LAUNCH
 
-// LITERALINCLUDE START: NATIVE_BLAS_CHECKS_LAUNCHES
 void check_addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2) {
   common_device("addmm", {self, mat1, mat2});
   TORCH_CHECK(mat1.dim() == 2, "mat1 must be a matrix, got ", mat1.dim(), "-D tensor");
@@ -171,10 +166,7 @@ at::Tensor& launch_addbmm(at::Tensor& out, const at::Tensor& self, const at::Ten
   });
   return out;
 }
-// LITERALINCLUDE END: NATIVE_BLAS_CHECKS_LAUNCHES
 }  // namespace
-
-// LITERALINCLUDE START: NATIVE_BLAS_ENTRY_POINTS
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                  const c10::Scalar& beta, const c10::Scalar& alpha) {
@@ -274,17 +266,13 @@ at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const a
   at::native::resize_output(out, {batch1.size(1), batch2.size(2)});
   return launch_addbmm(out, self, batch1, batch2, beta, alpha);
 }
-// LITERALINCLUDE END: NATIVE_BLAS_ENTRY_POINTS
 
-// LITERALINCLUDE START: NATIVE_MM_DEF
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   check_mm(self, mat2);
   at::Tensor out = empty_openreg({self.size(0), mat2.size(1)}, self.scalar_type(), self.device());
   return launch_mm(out, self, mat2);
 }
-// LITERALINCLUDE END: NATIVE_MM_DEF
 
-// LITERALINCLUDE START: NATIVE_MM_OUT
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   check_mm(self, mat2);
   TORCH_CHECK(out.device() == self.device(), "Expected out tensor to be on ", self.device(),
@@ -294,6 +282,5 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   at::native::resize_output(out, {self.size(0), mat2.size(1)});
   return launch_mm(out, self, mat2);
 }
-// LITERALINCLUDE END: NATIVE_MM_OUT
 
 }  // namespace at::native::openreg

@@ -1,5 +1,4 @@
 // Borrowed.cpp: the borrowed kernel: PyTorch's CPU kernels run on device memory, as planned.
-// LITERALINCLUDE START: BORROWED_BORROWED_INCLUDES
 #include "Borrowed.h"
 
 #include <ATen/ops/empty.h>
@@ -19,37 +18,30 @@
 #include "Fallback.h"
 #include "Minimal.h"
 #include "SameDevice.h"
-// LITERALINCLUDE END: BORROWED_BORROWED_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: BORROWED_WARNING_BUFFER
 // Collects warnings, to re-emit them only if the attempt that raised them stands.
 struct WarningBuffer final : c10::WarningHandler {
   std::vector<c10::Warning> warnings;
   void process(const c10::Warning& warning) override { warnings.push_back(warning); }
 };
-// LITERALINCLUDE END: BORROWED_WARNING_BUFFER
 
-// LITERALINCLUDE START: BORROWED_BORROWING_DISABLED
 // OPENREG_NO_BORROWED=1 sends every borrowed operator to the CPU fallback:
 // a switch for bisecting a suspected kernel, and for measuring the fallback.
 bool borrowing_disabled() {
   static const bool disabled = c10::openreg::env_flag("OPENREG_NO_BORROWED");
   return disabled;
 }
-// LITERALINCLUDE END: BORROWED_BORROWING_DISABLED
 
-// LITERALINCLUDE START: BORROWED_ALLOCATE_LIKE
 at::Tensor allocate_like(const at::Tensor& meta, c10::Device device) {
   if (!meta.defined()) return meta;  // an output not asked for
   return empty_strided(meta.sizes(), meta.strides(), meta.scalar_type(), std::nullopt, device,
                        std::nullopt);
 }
-// LITERALINCLUDE END: BORROWED_ALLOCATE_LIKE
 
 // LITERALINCLUDE START: BORROWED_STEP_BIND
 // Step 2, on the host: the results. In-place and out= results are their
@@ -191,7 +183,6 @@ std::vector<c10::IValue> run_and_wait(const c10::OperatorHandle& op, const torch
 }
 // LITERALINCLUDE END: BORROWED_RUN_AND_WAIT
 
-// LITERALINCLUDE START: BORROWED_RESULTS_FROM_CPU
 // The results of run_and_wait as the operator returns them: arguments written
 // in place are the arguments; new tensors are copied to the device, with the
 // layout the CPU kernel gave them.
@@ -268,7 +259,6 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
   }
   return fixed;
 }
-// LITERALINCLUDE END: BORROWED_RESULTS_FROM_CPU
 }  // namespace
 
 torch::jit::Stack call_borrowed(const c10::OperatorHandle& op, torch::jit::Stack args) {
@@ -276,13 +266,11 @@ torch::jit::Stack call_borrowed(const c10::OperatorHandle& op, torch::jit::Stack
   return args;
 }
 
-// LITERALINCLUDE START: OPERAND_REFUSE_DEF
 void refuse_while_capturing(std::string_view op) {
   TORCH_CHECK(!c10::openreg::getCurrentOpenRegStream().is_capturing(), op,
               " has outputs whose shapes depend on the data: it synchronizes with the device, "
               "which a stream being captured into a graph cannot do");
 }
-// LITERALINCLUDE END: OPERAND_REFUSE_DEF
 
 // LITERALINCLUDE START: BORROWED_KERNEL
 void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {

@@ -49,11 +49,9 @@ using Writer = bool (*)(const torch::jit::Stack& args, const torch::jit::Stack& 
 void set_writer(const char* op, Writer writer);
 // LITERALINCLUDE END: BORROWED_WRITER_TYPE
 
-// LITERALINCLUDE START: OPERAND_REFUSE_WHILE_CAPTURING
 // An operator whose outputs' shapes depend on the data waits for the device
 // (nonzero, masked_select, unique): raises if the current stream is being
 // captured into a graph, which cannot wait for anything.
 void refuse_while_capturing(std::string_view op);
-// LITERALINCLUDE END: OPERAND_REFUSE_WHILE_CAPTURING
 
 }  // namespace at::native::openreg

@@ -15,14 +15,11 @@
 namespace at::native::openreg {
 
 namespace {
-// LITERALINCLUDE START: BORROWED_TO_META
 at::Tensor to_meta(const at::Tensor& t) {
   if (!t.defined() || !t.is_privateuseone()) return t;
   return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
 }
-// LITERALINCLUDE END: BORROWED_TO_META
 
-// LITERALINCLUDE START: BORROWED_DEF_META_KEY_HASH
 struct MetaKeyHash {
   size_t operator()(const MetaKey& k) const {
     size_t h = 1469598103934665603ull;
@@ -30,9 +27,7 @@ struct MetaKeyHash {
     return h;
   }
 };
-// LITERALINCLUDE END: BORROWED_DEF_META_KEY_HASH
 
-// LITERALINCLUDE START: BORROWED_ENCODE
 void encode(const at::Tensor& t, MetaKey& k) {
   auto& w = k.words;
   if (!t.defined()) {
@@ -46,9 +41,7 @@ void encode(const at::Tensor& t, MetaKey& k) {
   w.append(t.strides().begin(), t.strides().end());
   if (!t.is_privateuseone()) w.push_back(t.unsafeGetTensorImpl()->is_wrapped_number());
 }
-// LITERALINCLUDE END: BORROWED_ENCODE
 
-// LITERALINCLUDE START: BORROWED_ARGUMENT_ENCODING
 // False when an argument's kind is not understood: then no caching.
 bool encode(const c10::IValue& v, MetaKey& k) {
   auto& w = k.words;
@@ -86,22 +79,17 @@ bool encode(const c10::IValue& v, MetaKey& k) {
   }
   return true;
 }
-// LITERALINCLUDE END: BORROWED_ARGUMENT_ENCODING
 
-// LITERALINCLUDE START: BORROWED_OPERATOR_SET
 // A set of operators, found out once each at run time. Keyed by the address of
 // the operator's schema, which the dispatcher keeps for the process's life.
 using OperatorSet = LockedMap<const c10::FunctionSchema*, bool>;
-// LITERALINCLUDE END: BORROWED_OPERATOR_SET
 
-// LITERALINCLUDE START: BORROWED_SHAPES_FROM_DATA
 // Operators whose output shapes the host cannot know before the kernel runs:
 // no Meta kernel, or one that raises because the shapes depend on the data.
 OperatorSet& shapes_from_data() {
   static auto* ops = new OperatorSet();
   return *ops;
 }
-// LITERALINCLUDE END: BORROWED_SHAPES_FROM_DATA
 
 // LITERALINCLUDE START: BORROWED_OUT_VARIANT
 // Whether `out` takes exactly the functional operator's arguments, then one
@@ -163,7 +151,6 @@ std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema
 }
 // LITERALINCLUDE END: BORROWED_OUT_VARIANT
 
-// LITERALINCLUDE START: BORROWED_WRITERS
 LockedMap<std::string, Writer>& writers() {
   static auto* w = new LockedMap<std::string, Writer>();
   return *w;
@@ -174,9 +161,7 @@ Writer writer_for(const c10::FunctionSchema& schema) {
   if (!schema.overload_name().empty()) name += "." + schema.overload_name();
   return writers().find(name).value_or(nullptr);
 }
-// LITERALINCLUDE END: BORROWED_WRITERS
 
-// LITERALINCLUDE START: BORROWED_OUT_FITS
 // Whether `out` writes results of the functional shapes. Some do not: with a
 // reduction, mse_loss.out is elementwise. Checked on Meta tensors with empty
 // outputs, which the overload resizes (silently) to what it would write.
@@ -207,24 +192,18 @@ bool out_fits(const c10::OperatorHandle& out, const torch::jit::Stack& args,
   }
   return true;
 }
-// LITERALINCLUDE END: BORROWED_OUT_FITS
 
-// LITERALINCLUDE START: BORROWED_K_META_CACHE_LIMIT
 // A program whose shapes never repeat would grow the cache without end: past
 // this many plans, it starts over.
 constexpr size_t kMetaCacheLimit = 8192;
-// LITERALINCLUDE END: BORROWED_K_META_CACHE_LIMIT
 
-// LITERALINCLUDE START: BORROWED_META_CACHE
 using MetaCache = LockedMap<MetaKey, std::shared_ptr<const Plan>, MetaKeyHash>;
 MetaCache& meta_cache() {
   static auto* cache = new MetaCache(kMetaCacheLimit);
   return *cache;
 }
-// LITERALINCLUDE END: BORROWED_META_CACHE
 }  // namespace
 
-// LITERALINCLUDE START: BORROWED_WRITTEN_ARGUMENTS
 // The returns that are arguments (in-place and out= results): the argument's
 // index, or -1 for a new result.
 std::vector<int> written_arguments(const c10::FunctionSchema& schema) {
@@ -243,13 +222,10 @@ std::vector<int> written_arguments(const c10::FunctionSchema& schema) {
   }
   return written;
 }
-// LITERALINCLUDE END: BORROWED_WRITTEN_ARGUMENTS
 
-// LITERALINCLUDE START: BORROWED_REMEMBER
 void remember(MetaKey key, std::shared_ptr<const Plan> plan) {
   meta_cache().set(std::move(key), std::move(plan));
 }
-// LITERALINCLUDE END: BORROWED_REMEMBER
 
 // LITERALINCLUDE START: BORROWED_STEP_PLAN
 // Step 1, on the host: the plan for this call. From the cache when the same
@@ -323,10 +299,8 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
 }
 // LITERALINCLUDE END: BORROWED_STEP_PLAN
 
-// LITERALINCLUDE START: BORROWED_SET_WRITER
 void set_writer(const char* op, Writer writer) {
   writers().set(op, writer);
 }
-// LITERALINCLUDE END: BORROWED_SET_WRITER
 
 }  // namespace at::native::openreg

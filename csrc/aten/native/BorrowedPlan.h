@@ -13,7 +13,6 @@
 
 namespace at::native::openreg {
 
-// LITERALINCLUDE START: BORROWED_META_KEY
 // ---- the Meta cache ----
 // Meta kernels written in Python (relu, addmm, convolution, ...) cost far
 // more than the kernel they plan when tensors are small. A model repeats the
@@ -23,7 +22,6 @@ struct MetaKey {
   c10::SmallVector<int64_t, 48> words;
   bool operator==(const MetaKey& o) const { return words == o.words; }
 };
-// LITERALINCLUDE END: BORROWED_META_KEY
 
 // LITERALINCLUDE START: BORROWED_PLAN_TYPE
 // What the host knows about a call before launching it: the results'

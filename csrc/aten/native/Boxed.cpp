@@ -14,7 +14,6 @@ Operand::Operand(const at::Tensor& t) {
   }
 }
 
-// LITERALINCLUDE START: FALLBACK_HOLDS_TENSORS
 // Tensor, Tensor?, Tensor[] and Tensor?[]: the arguments a fallback copies.
 bool holds_tensors(const c10::TypePtr& type) {
   switch (type->kind()) {
@@ -24,6 +23,5 @@ bool holds_tensors(const c10::TypePtr& type) {
     default: return false;
   }
 }
-// LITERALINCLUDE END: FALLBACK_HOLDS_TENSORS
 
 }  // namespace at::native::openreg

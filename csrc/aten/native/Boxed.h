@@ -13,7 +13,6 @@
 
 namespace at::native::openreg {
 
-// LITERALINCLUDE START: OPERAND_TYPE
 // A tensor argument as a kernel sees it, captured at launch: a device tensor
 // through the kernel view, or a 0-dim CPU tensor (a Python number) by value.
 // Undefined tensors stay undefined.
@@ -26,9 +25,7 @@ class Operand {
   std::optional<c10::openreg::KernelTensor> device_;
   at::Tensor host_;
 };
-// LITERALINCLUDE END: OPERAND_TYPE
 
-// LITERALINCLUDE START: OPERAND_WALKER
 // The one walk over the tensors an argument or result holds: a Tensor, each
 // element of a Tensor[], each present element of a Tensor?[]. Anything else
 // holds no tensor. map_tensors rebuilds the value with each tensor replaced by
@@ -63,13 +60,11 @@ c10::IValue map_tensors(const c10::IValue& v, F&& f) {
   }
   return v;
 }
-// LITERALINCLUDE END: OPERAND_WALKER
 
 // Whether an argument of this schema type can hold tensors: the types the
 // walker above visits, as the schema declares them.
 bool holds_tensors(const c10::TypePtr& type);
 
-// LITERALINCLUDE START: BORROWED_CAPTURE
 // A call's arguments (or results) captured at launch: each value with its
 // tensors blanked out, and the tensors as Operands, in the order the walker
 // visits them. Inside the kernel, append_to() rebuilds the values around
@@ -96,6 +91,5 @@ class Captured {
   c10::SmallVector<c10::IValue, 6> values_;
   c10::SmallVector<Operand, 4> operands_;
 };
-// LITERALINCLUDE END: BORROWED_CAPTURE
 
 }  // namespace at::native::openreg

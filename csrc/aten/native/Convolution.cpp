@@ -1,5 +1,4 @@
 // Convolution.cpp: convolution on openreg, reached through convolution_overrideable.
-// LITERALINCLUDE START: CONVOLUTION_CONVOLUTION_INCLUDES
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty.h>
@@ -11,7 +10,6 @@
 #include "Minimal.h"
 #include "Native.h"
 #include "SameDevice.h"
-// LITERALINCLUDE END: CONVOLUTION_CONVOLUTION_INCLUDES
 
 namespace at::native::openreg {
 
@@ -19,7 +17,6 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: CONVOLUTION_OUTPUT_SHAPE
 // The output of a convolution: batch, output channels, then each spatial size.
 std::vector<int64_t> output_shape(const at::Tensor& input, const at::Tensor& weight,
                                   c10::IntArrayRef stride, c10::IntArrayRef padding,
@@ -41,13 +38,10 @@ std::vector<int64_t> output_shape(const at::Tensor& input, const at::Tensor& wei
   }
   return shape;
 }
-// LITERALINCLUDE END: CONVOLUTION_OUTPUT_SHAPE
 
-// LITERALINCLUDE START: CONVOLUTION_KERNEL_VIEW
 std::optional<KernelTensor> kernel_view(const std::optional<at::Tensor>& t) {
   return t.has_value() && t->defined() ? std::optional<KernelTensor>(KernelTensor(*t)) : std::nullopt;
 }
-// LITERALINCLUDE END: CONVOLUTION_KERNEL_VIEW
 }  // namespace
 
 // LITERALINCLUDE START: CONVOLUTION_FORWARD

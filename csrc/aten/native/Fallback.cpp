@@ -1,5 +1,4 @@
 // Fallback.cpp: the global CPU fallback, counted, warned about once per op, and refusable.
-// LITERALINCLUDE START: FALLBACK_FALLBACK_INCLUDES
 #include "Fallback.h"
 
 #include <ATen/native/CPUFallback.h>
@@ -12,39 +11,30 @@
 #include <cstring>
 #include <mutex>
 #include <set>
-// LITERALINCLUDE END: FALLBACK_FALLBACK_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
-// LITERALINCLUDE START: FALLBACK_STRICT_MODE
 bool strict_mode() {
   static const bool strict = c10::openreg::env_flag("OPENREG_STRICT_FALLBACK");
   return strict;
 }
-// LITERALINCLUDE END: FALLBACK_STRICT_MODE
 
-// LITERALINCLUDE START: FALLBACK_COUNTS
 // Guards counts() and warned(): operators fall back from any thread.
 std::mutex counts_mu;
 std::map<std::string, int64_t>& counts() {
   static auto* c = new std::map<std::string, int64_t>();
   return *c;
 }
-// LITERALINCLUDE END: FALLBACK_COUNTS
-// LITERALINCLUDE START: FALLBACK_WARNED
 std::set<std::string>& warned() {
   static auto* w = new std::set<std::string>();
   return *w;
 }
-// LITERALINCLUDE END: FALLBACK_WARNED
 
-// LITERALINCLUDE START: FALLBACK_DISPLAY_NAME
 std::string display_name(const c10::FunctionSchema& schema) {
   return schema.overload_name().empty() ? schema.name()
                                         : schema.name() + "." + schema.overload_name();
 }
-// LITERALINCLUDE END: FALLBACK_DISPLAY_NAME
 }  // namespace
 
 // LITERALINCLUDE START: FALLBACK_DENY_KINDS
@@ -97,7 +87,6 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 // LITERALINCLUDE END: FALLBACK_GLOBAL_KERNEL
 
-// LITERALINCLUDE START: FALLBACK_READ_AND_RESET_COUNTS
 std::map<std::string, int64_t> fallback_counts() {
   std::lock_guard<std::mutex> lock(counts_mu);
   return counts();
@@ -107,6 +96,5 @@ void reset_fallback_counts() {
   std::lock_guard<std::mutex> lock(counts_mu);
   counts().clear();
 }
-// LITERALINCLUDE END: FALLBACK_READ_AND_RESET_COUNTS
 
 }  // namespace at::native::openreg

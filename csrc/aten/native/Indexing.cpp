@@ -23,7 +23,6 @@ namespace at::native::openreg {
 namespace {
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: INDEX_ROWS_KERNEL
 // out[i] = self[idx[i]] where a "row" is a slice along the first dimension,
 // `row_bytes` bytes of a contiguous tensor: one memcpy per index. `wrap`:
 // negative indices count from the end (x[idx]); index_select refuses them.
@@ -56,7 +55,6 @@ struct IndexRowsKernel {
     });
   }
 };
-// LITERALINCLUDE END: INDEX_ROWS_KERNEL
 }  // namespace
 
 // LITERALINCLUDE START: INDEX_ROWS_HOST
@@ -141,7 +139,6 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
 }
 // LITERALINCLUDE END: INDEX_ROWS_HOST
 
-// LITERALINCLUDE START: INDEX_PUT_ACCUMULATE
 // x.index_put_((idx,), v, accumulate=True), the summing form of x[idx] = v,
 // for a 1-D int64 idx and v of rows like x's: x[idx[i]] += v[i] for i in
 // order, a row of `row` elements at a time. PyTorch's CPU kernel makes these
@@ -221,9 +218,7 @@ at::Tensor& index_put_(at::Tensor& self, const c10::List<std::optional<at::Tenso
   });
   return self;
 }
-// LITERALINCLUDE END: INDEX_PUT_ACCUMULATE
 
-// LITERALINCLUDE START: GATHER_KERNEL
 // gather(self, dim, index): out[o][j][i] = self[o][index[o][j][i]][i], where
 // o runs over the dimensions before `dim` and i over those after it (both
 // tensors contiguous, of one shape but along `dim`). Elements are copied as
@@ -300,6 +295,5 @@ at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
   }
   return out;
 }
-// LITERALINCLUDE END: GATHER_KERNEL
 
 }  // namespace at::native::openreg

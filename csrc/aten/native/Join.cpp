@@ -7,7 +7,6 @@
 // one block copy per input, so a small kernel does it. Other joins (mixed
 // dtypes, strided inputs, the legacy empty 1-D tensors cat skips, large
 // tensors where PyTorch's parallel copy wins) stay with PyTorch's kernel.
-// LITERALINCLUDE START: JOIN_INCLUDES
 #include "Join.h"
 
 #include <ATen/WrapDimUtils.h>
@@ -22,12 +21,10 @@
 #include "../../runtime/OpenRegStorage.h"
 #include "Borrowed.h"
 #include "Minimal.h"
-// LITERALINCLUDE END: JOIN_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
-// LITERALINCLUDE START: JOIN_KERNEL
 // out = for o in [0, outer): input 0's o-th block, input 1's o-th block, ...
 // Each input's blocks are `block_bytes` long and follow each other.
 struct JoinKernel {
@@ -52,9 +49,7 @@ struct JoinKernel {
     }
   }
 };
-// LITERALINCLUDE END: JOIN_KERNEL
 
-// LITERALINCLUDE START: JOIN_PLAN
 // The block copies run on one thread: past kParallelElements elements,
 // PyTorch's copy, on the kernel threads, wins.
 using c10::openreg::kParallelElements;
@@ -102,10 +97,8 @@ at::Tensor join(at::TensorList tensors, int64_t d, at::IntArrayRef shape) {
   c10::openreg::launch_kernel(std::move(kernel));
   return out;
 }
-// LITERALINCLUDE END: JOIN_PLAN
 }  // namespace
 
-// LITERALINCLUDE START: JOIN_CAT_STACK
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
   c10::SmallVector<at::Tensor, 4> list(tensors.begin(), tensors.end());
   if (!joinable(list, dim, /*same_sizes=*/false)) {
@@ -130,6 +123,5 @@ at::Tensor stack(at::TensorList tensors, int64_t dim) {
   shape.insert(shape.begin() + d, static_cast<int64_t>(tensors.size()));
   return join(tensors, d, shape);
 }
-// LITERALINCLUDE END: JOIN_CAT_STACK
 
 }  // namespace at::native::openreg

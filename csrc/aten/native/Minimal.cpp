@@ -59,7 +59,6 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
 }
 // LITERALINCLUDE END: MINIMAL_EMPTY_MEMORY_FORMAT
 
-// LITERALINCLUDE START: MINIMAL_EMPTY_OPENREG
 // A contiguous device tensor, for the hand-written kernels' results.
 at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Device device) {
   c10::DeviceGuard guard(device);
@@ -79,7 +78,6 @@ at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size,
   return at::detail::empty_strided_generic(size, like.strides(), c10::openreg::device_allocator(),
                                            kOpenRegKeys, dtype);
 }
-// LITERALINCLUDE END: MINIMAL_EMPTY_OPENREG
 
 // LITERALINCLUDE START: MINIMAL_EMPTY_STRIDED
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,

@@ -1,7 +1,6 @@
 // Native.h: compute kernels that run on openreg device memory through the launch path.
 #pragma once
 
-// LITERALINCLUDE START: NATIVE_DECLARATIONS
 #include <ATen/core/Tensor.h>
 #include <ATen/core/Generator.h>
 #include <c10/core/Scalar.h>
@@ -81,4 +80,3 @@ at::Tensor& fill_(at::Tensor& self, const c10::Scalar& value);
 at::Tensor& zero_(at::Tensor& self);
 
 }  // namespace at::native::openreg
-// LITERALINCLUDE END: NATIVE_DECLARATIONS

@@ -1,5 +1,4 @@
 // Nonzero.cpp: nonzero and masked_select on the device, with the wait for the data a GPU makes too.
-// LITERALINCLUDE START: NONZERO_INCLUDES
 #include "Nonzero.h"
 
 #include <ATen/Dispatch.h>
@@ -17,7 +16,6 @@
 #include "Borrowed.h"
 #include "Minimal.h"
 #include "SameDevice.h"
-// LITERALINCLUDE END: NONZERO_INCLUDES
 
 namespace at::native::openreg {
 
@@ -25,7 +23,6 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: NONZERO_RAW_LOOPS
 // Contiguous tensors of a real dtype (masks, comparisons: the common case)
 // are counted and scanned by plain loops over the kernel view. PyTorch's
 // count_nonzero builds a tensor and a reduction for one number, and its CPU
@@ -117,7 +114,6 @@ struct RawMaskedSelectKernel {
     std::memcpy(o, block, filled * Bytes);
   }
 };
-// LITERALINCLUDE END: NONZERO_RAW_LOOPS
 }  // namespace
 
 // LITERALINCLUDE START: NONZERO_KERNEL
@@ -173,7 +169,6 @@ at::Tensor nonzero(const at::Tensor& self) {
 }
 // LITERALINCLUDE END: NONZERO_KERNEL
 
-// LITERALINCLUDE START: NONZERO_MASKED_SELECT
 // masked_select the same way: count the mask (broadcast to the common shape),
 // allocate, and write the selected values in place: a raw loop when the
 // tensor and the mask are contiguous and of one shape, else PyTorch's CPU
@@ -210,6 +205,5 @@ at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
   }
   return out;
 }
-// LITERALINCLUDE END: NONZERO_MASKED_SELECT
 
 }  // namespace at::native::openreg

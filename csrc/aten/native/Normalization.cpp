@@ -1,5 +1,4 @@
 // Normalization.cpp: layer norm's forward and backward written straight into the planned results.
-// LITERALINCLUDE START: NORMALIZATION_INCLUDES
 // Calling a DispatchStub (LayerNormKernel) from outside PyTorch: the stub's
 // call takes one pointer per CPU capability PyTorch was built with, and the
 // x86-64 wheels have AVX2 and AVX-512 kernels. Without these two macros the
@@ -14,13 +13,11 @@
 #include <ATen/ops/zeros.h>
 
 #include "Normalization.h"
-// LITERALINCLUDE END: NORMALIZATION_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
 
-// LITERALINCLUDE START: NORMALIZATION_HELPERS
 at::Tensor optional_tensor(const c10::IValue& v) { return v.isNone() ? at::Tensor() : v.toTensor(); }
 
 // Writers hand PyTorch's compute routines dense memory of one dtype; anything
@@ -38,7 +35,6 @@ bool one_dtype(const at::Tensor& x, std::initializer_list<at::Tensor> params) {
   }
   return true;
 }
-// LITERALINCLUDE END: NORMALIZATION_HELPERS
 }  // namespace
 
 // LITERALINCLUDE START: NORMALIZATION_FORWARD_WRITER
@@ -64,7 +60,6 @@ bool layer_norm_writer(const torch::jit::Stack& args, const torch::jit::Stack& o
 }
 // LITERALINCLUDE END: NORMALIZATION_FORWARD_WRITER
 
-// LITERALINCLUDE START: NORMALIZATION_BACKWARD_WRITER
 // native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight?, bias?,
 // output_mask) -> (grad_input, grad_weight, grad_bias); a result not asked for is undefined.
 bool layer_norm_backward_writer(const torch::jit::Stack& args, const torch::jit::Stack& outs) {
@@ -89,6 +84,5 @@ bool layer_norm_backward_writer(const torch::jit::Stack& args, const torch::jit:
                                       &dweight, &dbias);
   return true;
 }
-// LITERALINCLUDE END: NORMALIZATION_BACKWARD_WRITER
 
 }  // namespace at::native::openreg

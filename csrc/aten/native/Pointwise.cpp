@@ -9,7 +9,6 @@ namespace at::native::openreg {
 
 using c10::openreg::kParallelElements;
 
-// LITERALINCLUDE START: POINTWISE_ISFINITE
 // isfinite: PyTorch composes it of four operators (x == x, abs, != inf, and),
 // each a pass over memory with a temporary. A value is finite when its
 // exponent bits are not all ones, so one branch-free pass over the raw bits,
@@ -61,6 +60,5 @@ at::Tensor isfinite(const at::Tensor& self) {
   if (out.numel() > 0) launch(self, out);
   return out;
 }
-// LITERALINCLUDE END: POINTWISE_ISFINITE
 
 }  // namespace at::native::openreg

@@ -19,7 +19,6 @@
 // where it is registered.
 #pragma once
 
-// LITERALINCLUDE START: POINTWISE_INCLUDES
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/abs_ops.h>
 #include <ATen/ops/eq_ops.h>
@@ -41,13 +40,11 @@
 #include "Borrowed.h"
 #include "Loops.h"
 #include "Minimal.h"
-// LITERALINCLUDE END: POINTWISE_INCLUDES
 
 namespace at::native::openreg {
 
 using c10::openreg::KernelTensor;
 
-// LITERALINCLUDE START: POINTWISE_PLAIN
 // A slice of a contiguous tensor (chunk, narrow, a step along a dimension):
 // its dimensions of more than one element have strides that fall from first
 // to last. PyTorch's CPU kernels keep the dimensions' order for the result,
@@ -77,9 +74,7 @@ inline bool plain(const at::Tensor& t, c10::ScalarType dtype, at::IntArrayRef si
 // autograd, and skipping that layer saves the stream's worker a trip through
 // the dispatcher on every call.
 const c10::DispatchKeySet kCpu(c10::DispatchKey::CPU);
-// LITERALINCLUDE END: POINTWISE_PLAIN
 
-// LITERALINCLUDE START: POINTWISE_ARGUMENTS
 // The arguments after `self`, one type at a time. `fits`: whether the short
 // path takes it (a tensor like `self`; a scalar that is not complex, since a
 // complex scalar makes a complex result). `Kept`: what the kernel's body
@@ -120,9 +115,7 @@ inline void check_overlap(const at::Tensor& self, const at::Tensor& t) {
 }
 template <class T>
 void check_overlap(const at::Tensor&, const T&) {}
-// LITERALINCLUDE END: POINTWISE_ARGUMENTS
 
-// LITERALINCLUDE START: POINTWISE_LIST_ARGUMENTS
 // The same three for a list of tensors (the foreach operators below): the
 // short path takes a list whose every tensor is plain, on one device; a
 // second list must match the first entry by entry (and so is on its device).
@@ -161,7 +154,6 @@ inline void check_overlap(at::TensorList self, at::TensorList list) {
 }
 template <class T>
 void check_overlap(at::TensorList, const T&) {}
-// LITERALINCLUDE END: POINTWISE_LIST_ARGUMENTS
 
 // LITERALINCLUDE START: POINTWISE_EXACT_LOOPS
 // Small float operands of the operators whose result is exact (a sign, a
@@ -311,7 +303,6 @@ struct Functional<Op, OpOut, to_bool, at::Tensor(const at::Tensor&, Rest...)> {
 };
 // LITERALINCLUDE END: POINTWISE_FUNCTIONAL
 
-// LITERALINCLUDE START: POINTWISE_INPLACE
 // self = op_(self, rest...): optimizers' updates (addcmul_, addcdiv_, lerp_).
 template <class Op, class Schema = typename Op::schema>
 struct InPlace;
@@ -340,7 +331,6 @@ struct InPlace<Op, at::Tensor&(at::Tensor&, Rest...)> {
     return self;
   }
 };
-// LITERALINCLUDE END: POINTWISE_INPLACE
 
 // LITERALINCLUDE START: POINTWISE_FOREACH
 // Foreach operators update every tensor of a list in place: torch.optim's

@@ -1,5 +1,4 @@
 // Random.cpp: every random operator, drawing from the openreg generator.
-// LITERALINCLUDE START: RANDOM_RANDOM_INCLUDES
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>
 #include <ATen/OpMathType.h>
@@ -24,7 +23,6 @@
 #include "Native.h"
 #include "Random.h"
 #include "SameDevice.h"
-// LITERALINCLUDE END: RANDOM_RANDOM_INCLUDES
 
 namespace at::native::openreg {
 
@@ -33,7 +31,6 @@ using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 using c10::openreg::OpenRegGeneratorImpl;
 
-// LITERALINCLUDE START: RANDOM_PHILOX
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"):
 // a counter-based generator. Number i of a stream is a pure function of
 // (seed, counter i), so a kernel can produce any slice without sequential state.
@@ -58,7 +55,6 @@ struct Philox {
     for (int i = 0; i < 4; ++i) out[i] = c[i];
   }
 };
-// LITERALINCLUDE END: RANDOM_PHILOX
 
 // LITERALINCLUDE START: RANDOM_DRAW
 // Each element draws one block (four numbers), so element i of a launch
@@ -74,7 +70,6 @@ struct Draw {
 };
 // LITERALINCLUDE END: RANDOM_DRAW
 
-// LITERALINCLUDE START: RANDOM_FOR_EACH_ELEMENT
 // Blocks are independent of each other, so a kernel spreads its elements over
 // the device's threads; which numbers an element gets does not depend on how.
 constexpr int64_t kRandomGrain = 4096;  // Philox work per chunk that outweighs waking a thread
@@ -85,7 +80,6 @@ void for_each_element(int64_t n, const F& f) {
     for (int64_t i = begin; i < end; ++i) f(i);
   });
 }
-// LITERALINCLUDE END: RANDOM_FOR_EACH_ELEMENT
 
 // LITERALINCLUDE START: RANDOM_COIN_FLIPS
 // A coin flip needs 32 random bits, not a block: element i takes word i % 4 of
@@ -129,7 +123,6 @@ Draw reserve(const at::Tensor& self, std::optional<at::Generator> gen) {
 }
 // LITERALINCLUDE END: RANDOM_RESERVE
 
-// LITERALINCLUDE START: RANDOM_LAUNCH_FILL
 // Runs fill(value_ref, i) for every element of `self` inside a kernel. Works
 // on a contiguous view, copied back when `self` is strided.
 template <class Fill>
@@ -144,17 +137,13 @@ at::Tensor& launch_fill(at::Tensor& self, Fill fill) {
   });
   return self;
 }
-// LITERALINCLUDE END: RANDOM_LAUNCH_FILL
 
-// LITERALINCLUDE START: RANDOM_CHECK_FLOATING
 void check_floating(const at::Tensor& self, const char* op) {
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), op, " expects a floating point tensor, got ",
               self.scalar_type());
 }
-// LITERALINCLUDE END: RANDOM_CHECK_FLOATING
 }  // namespace
 
-// LITERALINCLUDE START: RANDOM_UNIFORM
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
   if (self.is_complex()) {  // each component uniform, as PyTorch does
     at::Tensor parts = at::view_as_real(self);
@@ -176,7 +165,6 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
     });
   });
 }
-// LITERALINCLUDE END: RANDOM_UNIFORM
 
 // LITERALINCLUDE START: RANDOM_NORMAL
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
@@ -265,7 +253,6 @@ at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator>
 }
 // LITERALINCLUDE END: RANDOM_INTEGERS
 
-// LITERALINCLUDE START: RANDOM_BERNOULLI
 at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Generator> gen) {
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   Draw draw = reserve(self.device(), coin_blocks(self.numel()), gen);
@@ -278,9 +265,7 @@ at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Genera
     });
   });
 }
-// LITERALINCLUDE END: RANDOM_BERNOULLI
 
-// LITERALINCLUDE START: RANDOM_TENSOR_OF_PROBABILITIES
 at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
                              std::optional<at::Generator> gen) {
   common_device("bernoulli_", {self, p});
@@ -305,7 +290,6 @@ at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
   });
   return self;
 }
-// LITERALINCLUDE END: RANDOM_TENSOR_OF_PROBABILITIES
 
 }  // namespace at::native::openreg
 
@@ -354,14 +338,12 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 }
 // LITERALINCLUDE END: RANDOM_NATIVE_DROPOUT
 
-// LITERALINCLUDE START: RANDOM_DROPOUT_BACKWARD
 // grad_output * mask * scale. Autograd passes scale = 1 / (1 - p) (0 for
 // p == 1) in training, 1 otherwise.
 at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask,
                                    double scale) {
   return at::mul(at::mul(grad_output, mask), scale);
 }
-// LITERALINCLUDE END: RANDOM_DROPOUT_BACKWARD
 
 }  // namespace at::native::openreg
 
@@ -411,7 +393,6 @@ at::Tensor& log_normal_(at::Tensor& self, double mean, double std, std::optional
 }
 // LITERALINCLUDE END: RANDOM_INVERSE_CDF
 
-// LITERALINCLUDE START: RANDOM_GEOMETRIC
 at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> gen) {
   TORCH_CHECK(0 < p && p < 1, "geometric_ expects p to be in (0, 1), but got p=", p);
   Draw draw = reserve(self, gen);
@@ -427,7 +408,6 @@ at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> 
     });
   });
 }
-// LITERALINCLUDE END: RANDOM_GEOMETRIC
 
 // LITERALINCLUDE START: RANDOM_SEEDED_CPU_KERNEL
 // Every other random operator (multinomial, poisson, binomial, gamma,

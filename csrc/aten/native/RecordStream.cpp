@@ -1,9 +1,7 @@
 // RecordStream.cpp: Tensor.record_stream, which tells the allocator about cross-stream use.
-// LITERALINCLUDE START: RECORD_RECORD_STREAM_INCLUDES
 #include "RecordStream.h"
 
 #include "../../runtime/OpenRegDeviceAllocator.h"
-// LITERALINCLUDE END: RECORD_RECORD_STREAM_INCLUDES
 
 namespace at::native::openreg {
 

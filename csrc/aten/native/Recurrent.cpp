@@ -1,5 +1,4 @@
 // Recurrent.cpp: fused LSTM and GRU cells (forward and backward), one kernel launch each.
-// LITERALINCLUDE START: RECURRENT_RECURRENT_INCLUDES
 #include "Recurrent.h"
 
 #include <ATen/ops/cat.h>
@@ -13,7 +12,6 @@
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "SameDevice.h"
-// LITERALINCLUDE END: RECURRENT_RECURRENT_INCLUDES
 
 namespace at::native::openreg {
 
@@ -21,15 +19,12 @@ namespace {
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
-// LITERALINCLUDE START: RECURRENT_MAYBE
 // An optional device tensor as a kernel captures it.
 std::optional<KernelTensor> maybe(const std::optional<at::Tensor>& t) {
   if (!t.has_value() || !t->defined()) return std::nullopt;
   return KernelTensor(*t);
 }
-// LITERALINCLUDE END: RECURRENT_MAYBE
 
-// LITERALINCLUDE START: RECURRENT_CHECK_CELL
 void check_cell(const char* op, const at::Tensor& input_gates, const at::Tensor& hidden_gates,
                 const at::Tensor& state, int64_t gates) {
   common_device(op, {input_gates, hidden_gates, state});
@@ -42,7 +37,6 @@ void check_cell(const char* op, const at::Tensor& input_gates, const at::Tensor&
               op, ": the state must be [batch, hidden] = [", input_gates.size(0), ", ",
               input_gates.size(1) / gates, "], got ", state.sizes());
 }
-// LITERALINCLUDE END: RECURRENT_CHECK_CELL
 }  // namespace
 
 // LITERALINCLUDE START: RECURRENT_LSTM_FORWARD
@@ -76,7 +70,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> thnn_fused_lstm_cell(
 }
 // LITERALINCLUDE END: RECURRENT_LSTM_FORWARD
 
-// LITERALINCLUDE START: RECURRENT_LSTM_BACKWARD
 std::tuple<at::Tensor, at::Tensor, at::Tensor> thnn_fused_lstm_cell_backward_impl(
     const std::optional<at::Tensor>& grad_hy, const std::optional<at::Tensor>& grad_cy,
     const at::Tensor& cx, const at::Tensor& cy, const at::Tensor& workspace, bool has_bias) {
@@ -114,9 +107,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> thnn_fused_lstm_cell_backward_imp
   });
   return {grad_gates, grad_cx, grad_bias};
 }
-// LITERALINCLUDE END: RECURRENT_LSTM_BACKWARD
 
-// LITERALINCLUDE START: RECURRENT_GRU_FORWARD
 // Gates r, z, n: r = sigmoid(ir + hr), z = sigmoid(iz + hz),
 // n = tanh(in + r * hn), hy = n + z * (hx - n). The workspace keeps
 // r, z, n, hx and hn, [batch, 5 * hidden], for the backward.
@@ -143,9 +134,7 @@ std::tuple<at::Tensor, at::Tensor> thnn_fused_gru_cell(
   });
   return {hy, workspace};
 }
-// LITERALINCLUDE END: RECURRENT_GRU_FORWARD
 
-// LITERALINCLUDE START: RECURRENT_GRU_BACKWARD
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> thnn_fused_gru_cell_backward(
     const at::Tensor& grad_hy, const at::Tensor& workspace, bool has_bias) {
   common_device("_thnn_fused_gru_cell_backward", {grad_hy, workspace});
@@ -180,6 +169,5 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> thnn_fuse
   });
   return {grad_input_gates, grad_hidden_gates, grad_hx, grad_input_bias, grad_hidden_bias};
 }
-// LITERALINCLUDE END: RECURRENT_GRU_BACKWARD
 
 }  // namespace at::native::openreg

@@ -10,7 +10,6 @@
 // summed in double was more exact than the CPU's float cascade, and failed
 // OpInfo's exact comparisons of integer inputs' float results). Everything
 // else keeps PyTorch's reduction, borrowed.
-// LITERALINCLUDE START: REDUCE_INCLUDES
 #include "Reduce.h"
 
 #include <ATen/Dispatch.h>
@@ -37,7 +36,6 @@
 #include "../../runtime/OpenRegStorage.h"
 #include "Borrowed.h"
 #include "Minimal.h"
-// LITERALINCLUDE END: REDUCE_INCLUDES
 
 namespace at::native::openreg {
 
@@ -148,7 +146,6 @@ at::Tensor mean(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
 }
 // LITERALINCLUDE END: REDUCE_RAW_SUM
 
-// LITERALINCLUDE START: REDUCE_VECTOR_NORM
 // torch.linalg.vector_norm (and Tensor.norm, clip_grad_norm_): the same short
 // path, with the order `ord` handed to PyTorch's CPU kernel.
 at::Tensor linalg_vector_norm(const at::Tensor& self, const c10::Scalar& ord,
@@ -157,7 +154,6 @@ at::Tensor linalg_vector_norm(const at::Tensor& self, const c10::Scalar& ord,
   return reduce<at::_ops::linalg_vector_norm, at::_ops::linalg_vector_norm_out>(self, dim, keepdim,
                                                                                 dtype, ord);
 }
-// LITERALINCLUDE END: REDUCE_VECTOR_NORM
 
 // LITERALINCLUDE START: REDUCE_ARG
 // argmax and argmin (a classifier's predictions): the same idea, with an
@@ -209,7 +205,6 @@ at::Tensor argmin(const at::Tensor& self, std::optional<int64_t> dim, bool keepd
 }
 // LITERALINCLUDE END: REDUCE_ARG
 
-// LITERALINCLUDE START: REDUCE_EXTREMUM
 // amax and amin (attention's softmax keeps a row maximum; clipping and
 // quantization ranges): the short path of sum and mean, for a list of
 // dimensions that is not optional (empty means every dimension). Borrowed,
@@ -236,9 +231,7 @@ at::Tensor amax(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
 at::Tensor amin(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   return extremum<at::_ops::amin, at::_ops::amin_out>(self, dim, keepdim);
 }
-// LITERALINCLUDE END: REDUCE_EXTREMUM
 
-// LITERALINCLUDE START: REDUCE_CUMSUM
 // cumsum (positions, running totals, the end of a sampler's cumulative
 // probabilities): the result has the input's shape, and any dimension goes.
 // c10::maybe_wrap_dim raises PyTorch's IndexError for one out of range before
@@ -266,7 +259,6 @@ at::Tensor cumsum(const at::Tensor& self, int64_t dim, std::optional<c10::Scalar
   c10::openreg::launch_new_kernel<CumsumCall>(KernelTensor(out), KernelTensor(self), d);
   return out;
 }
-// LITERALINCLUDE END: REDUCE_CUMSUM
 
 // LITERALINCLUDE START: REDUCE_SQUARED_ERROR_KERNEL
 // F.mse_loss(x, y) with a mean or a sum, in one pass over x and y. PyTorch's
@@ -333,7 +325,6 @@ struct SquaredErrorKernel {
 };
 // LITERALINCLUDE END: REDUCE_SQUARED_ERROR_KERNEL
 
-// LITERALINCLUDE START: REDUCE_MSE_LOSS
 // The one-pass kernel takes a mean or a sum over two contiguous float or
 // double tensors of one shape on one device; everything else (no reduction,
 // broadcasting with its warning, other dtypes, strided inputs, empty ones,
@@ -362,7 +353,6 @@ at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t re
   });
   return out;
 }
-// LITERALINCLUDE END: REDUCE_MSE_LOSS
 
 // LITERALINCLUDE START: REDUCE_ALL_ANY
 // torch.all(mask) and torch.any(mask) of a contiguous bool tensor, the end of

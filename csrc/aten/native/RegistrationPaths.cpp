@@ -1,5 +1,4 @@
 // RegistrationPaths.cpp: a stub kernel, custom operators with autograd, an autograd override, a composite override.
-// LITERALINCLUDE START: AUTOGRAD_REGISTRATION_PATHS_INCLUDES
 #include "RegistrationPaths.h"
 
 #include <ATen/Parallel.h>
@@ -19,11 +18,9 @@
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "../../runtime/OpenRegStream.h"
-// LITERALINCLUDE END: AUTOGRAD_REGISTRATION_PATHS_INCLUDES
 
 namespace at::native::openreg {
 
-// LITERALINCLUDE START: STUB_ABS_KERNEL
 using c10::openreg::KernelTensor;
 using c10::openreg::launch_kernel;
 
@@ -36,7 +33,6 @@ void abs_kernel(at::TensorIteratorBase& iter) {
     at::abs_out(result, in.cpu());  // the CPU's own abs, on device memory
   });
 }
-// LITERALINCLUDE END: STUB_ABS_KERNEL
 
 // LITERALINCLUDE START: CUSTOM_ABS_KERNELS
 at::Tensor custom_abs(const at::Tensor& input) {
@@ -118,7 +114,6 @@ struct SeluFunction : public torch::autograd::Function<SeluFunction> {
 at::Tensor selu_autograd(const at::Tensor& self) { return SeluFunction::apply(self); }
 // LITERALINCLUDE END: AUTOGRAD_SELU_OVERRIDE
 
-// LITERALINCLUDE START: OVERRIDE_CLONE
 // clone's composite implementation is empty_like + copy_: two dispatches and
 // a generic copy. For dense tensors the device does it with one copy kernel,
 // unless a conjugate or negative view needs its values resolved by the copy.
@@ -151,6 +146,5 @@ at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory
   }
   return out.copy_(self);
 }
-// LITERALINCLUDE END: OVERRIDE_CLONE
 
 }  // namespace at::native::openreg

@@ -4,7 +4,6 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/TensorIterator.h>
 
-// LITERALINCLUDE START: REGISTRATION_PATHS_HEADER
 namespace at::native::openreg {
 
 // The device's implementation of abs_stub, used by the shared abs.out.
@@ -26,4 +25,3 @@ at::Tensor selu_autograd(const at::Tensor& self);
 at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory_format);
 
 }  // namespace at::native::openreg
-// LITERALINCLUDE END: REGISTRATION_PATHS_HEADER

@@ -5,7 +5,6 @@
 
 namespace at::native::openreg {
 
-// LITERALINCLUDE START: OPERAND_SAME_DEVICE_DEF
 void SameDevice::add(const at::Tensor& t) {
   if (!t.defined() || (t.is_cpu() && t.dim() == 0)) return;
   if (t.is_privateuseone() && !openreg_.has_value()) {
@@ -29,7 +28,6 @@ c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tens
   TORCH_CHECK(device.has_value(), op, ": expected at least one openreg tensor");
   return *device;
 }
-// LITERALINCLUDE END: OPERAND_SAME_DEVICE_DEF
 
 // LITERALINCLUDE START: FALLBACK_CHECK_SAME_DEVICE
 std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,

@@ -10,7 +10,6 @@
 
 namespace at::native::openreg {
 
-// LITERALINCLUDE START: OPERAND_SAME_DEVICE_DECL
 // Collects an operator's tensors and checks PyTorch's rule: one device, which
 // 0-dim CPU tensors (Python numbers) may join, as on CUDA.
 class SameDevice {
@@ -27,7 +26,6 @@ class SameDevice {
 
 // The openreg device all tensors share (there must be one); see SameDevice.
 c10::Device common_device(const char* op, std::initializer_list<at::Tensor> tensors);
-// LITERALINCLUDE END: OPERAND_SAME_DEVICE_DECL
 
 // The same rule for a boxed call: raises PyTorch's "Expected all tensors to be
 // on the same device" unless the operator's tensors share one device (0-dim

@@ -1,16 +1,13 @@
 // Sparse.cpp: sparse tensors on openreg are refused with one clear error.
-// LITERALINCLUDE START: SPARSE_SPARSE_INCLUDES
 #include "Sparse.h"
 
 #include <c10/util/Exception.h>
 
 #include <string>
-// LITERALINCLUDE END: SPARSE_SPARSE_INCLUDES
 
 namespace at::native::openreg {
 
 namespace {
-// LITERALINCLUDE START: SPARSE_LAYOUT_OF
 std::string layout_of(const std::string& op, c10::DispatchKeySet keys,
                       const torch::jit::Stack& stack, size_t first) {
   for (size_t i = first; i < stack.size(); ++i) {
@@ -34,7 +31,6 @@ std::string layout_of(const std::string& op, c10::DispatchKeySet keys,
   }
   return keys.has(c10::DispatchKey::SparseCsrPrivateUse1) ? "torch.sparse_csr" : "torch.sparse_coo";
 }
-// LITERALINCLUDE END: SPARSE_LAYOUT_OF
 }  // namespace
 
 // LITERALINCLUDE START: SPARSE_REFUSAL

@@ -1,10 +1,8 @@
 // ZeroTensor.cpp: _efficientzerotensor, the storage-less zeros autograd uses for absent gradients.
-// LITERALINCLUDE START: ZERO_ZERO_TENSOR_INCLUDES
 #include "ZeroTensor.h"
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/TensorFactories.h>
-// LITERALINCLUDE END: ZERO_ZERO_TENSOR_INCLUDES
 
 namespace at::native::openreg {
 

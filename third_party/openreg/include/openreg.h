@@ -2,24 +2,19 @@
 #ifndef OPENREG_H
 #define OPENREG_H
 
-// LITERALINCLUDE START: DRIVER_OPENREG_INCLUDES
 #include <stddef.h>
 #include <stdint.h>
-// LITERALINCLUDE END: DRIVER_OPENREG_INCLUDES
 
-// LITERALINCLUDE START: DRIVER_OR_API
 #if defined(_WIN32)
 #define OR_API __declspec(dllexport)
 #else
 #define OR_API __attribute__((visibility("default")))
 #endif
-// LITERALINCLUDE END: DRIVER_OR_API
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* LITERALINCLUDE START: DRIVER_API_TYPES */
 /* Every call returns an error code; orGetErrorString names it and
  * orGetLastErrorDetail says what went wrong in the last failed call of this
  * thread. */
@@ -79,15 +74,11 @@ enum {
   orEventDefault = 0,
   orEventDisableTiming = 1,
 };
-/* LITERALINCLUDE END: DRIVER_API_TYPES */
 
-/* LITERALINCLUDE START: DRIVER_API_ERRORS */
 /* Errors */
 OR_API const char* orGetErrorString(orError_t error);
 OR_API const char* orGetLastErrorDetail(void);
-/* LITERALINCLUDE END: DRIVER_API_ERRORS */
 
-/* LITERALINCLUDE START: DRIVER_API_DEVICES */
 /* Devices */
 OR_API orError_t orGetDeviceCount(int* count);
 OR_API orError_t orGetDevice(int* device);
@@ -95,7 +86,6 @@ OR_API orError_t orSetDevice(int device);
 OR_API orError_t orGetDeviceProperties(orDeviceProp* prop, int device);
 OR_API orError_t orDeviceSynchronize(void);
 OR_API orError_t orMemGetInfo(size_t* free_bytes, size_t* total_bytes);
-/* LITERALINCLUDE END: DRIVER_API_DEVICES */
 
 /* LITERALINCLUDE START: DRIVER_API_MEMORY */
 /* Memory */

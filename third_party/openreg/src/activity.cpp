@@ -1,10 +1,8 @@
 // activity.cpp: activity records for profilers: start and end of every kernel, copy and memset.
-// LITERALINCLUDE START: DRIVER_ACTIVITY_INCLUDES
 #include "internal.h"
 
 #include <chrono>
 #include <utility>
-// LITERALINCLUDE END: DRIVER_ACTIVITY_INCLUDES
 
 namespace openreg {
 

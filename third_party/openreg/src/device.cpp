@@ -1,5 +1,4 @@
 // device.cpp: configuration, device selection, properties and error strings.
-// LITERALINCLUDE START: DRIVER_DEVICE_INCLUDES
 #include "internal.h"
 
 #include <malloc.h>
@@ -8,17 +7,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
-// LITERALINCLUDE END: DRIVER_DEVICE_INCLUDES
 
 namespace openreg {
 
 namespace {
-// LITERALINCLUDE START: DRIVER_LAST_DETAIL
 // What went wrong in this thread's last failed call (orGetLastErrorDetail).
 thread_local std::string last_detail;
-// LITERALINCLUDE END: DRIVER_LAST_DETAIL
 
-// LITERALINCLUDE START: DRIVER_PARSE_BYTES
 size_t parse_bytes(const char* text, size_t fallback) {
   if (text == nullptr || *text == '\0') return fallback;
   char* end = nullptr;
@@ -32,7 +27,6 @@ size_t parse_bytes(const char* text, size_t fallback) {
   }
   return value == 0 ? fallback : static_cast<size_t>(value);
 }
-// LITERALINCLUDE END: DRIVER_PARSE_BYTES
 
 // LITERALINCLUDE START: DRIVER_READ_CONFIG
 Config read_config() {
@@ -99,7 +93,6 @@ const bool fork_handler_installed = [] {
 }();
 }  // namespace
 
-
 void mark_started() {
   static std::once_flag once;
   std::call_once(once, tune_host_allocator);
@@ -115,30 +108,23 @@ orError_t check_not_forked() {
 }
 // LITERALINCLUDE END: DRIVER_FORK_GUARD
 
-// LITERALINCLUDE START: DRIVER_FAIL
 orError_t fail(orError_t code, const std::string& detail) {
   last_detail = detail;
   return code;
 }
 
 const char* last_error_detail() { return last_detail.c_str(); }
-// LITERALINCLUDE END: DRIVER_FAIL
 
-// LITERALINCLUDE START: DRIVER_CONFIG
 const Config& config() {
   static const Config c = read_config();
   return c;
 }
-// LITERALINCLUDE END: DRIVER_CONFIG
 
-// LITERALINCLUDE START: DRIVER_CURRENT_DEVICE
 int& current_device() {
   thread_local int device = 0;
   return device;
 }
-// LITERALINCLUDE END: DRIVER_CURRENT_DEVICE
 
-// LITERALINCLUDE START: DRIVER_DEVICE_ORDINAL_CHECK
 orError_t check_device(int device) {
   if (device < 0 || device >= config().device_count) {
     return fail(orErrorInvalidDevice, "invalid device ordinal " + std::to_string(device) +
@@ -147,7 +133,6 @@ orError_t check_device(int device) {
   }
   return ok();
 }
-// LITERALINCLUDE END: DRIVER_DEVICE_ORDINAL_CHECK
 
 }  // namespace openreg
 

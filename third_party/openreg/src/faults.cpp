@@ -1,15 +1,12 @@
 // faults.cpp: fault injection, so that tests can watch the backend fail well.
-// LITERALINCLUDE START: DRIVER_FAULTS_INCLUDES
 #include "internal.h"
 
 #include <cstdlib>
 #include <string>
-// LITERALINCLUDE END: DRIVER_FAULTS_INCLUDES
 
 namespace openreg {
 namespace {
 
-// LITERALINCLUDE START: DRIVER_FAULT_PLANS
 struct Plan {
   // Events of this kind seen since the plan was armed, and which ones fail:
   // the nth through the (nth + times - 1)th. nth == 0: disarmed.
@@ -25,7 +22,6 @@ Plan& plan(orFaultKind kind) {
 
 std::atomic<unsigned> delay_us{0};
 std::atomic<bool> any_armed{false};
-// LITERALINCLUDE END: DRIVER_FAULT_PLANS
 
 unsigned long env_count(const char* name) {
   const char* v = std::getenv(name);
@@ -55,9 +51,7 @@ bool fault_due(orFaultKind kind) {
 }
 // LITERALINCLUDE END: DRIVER_FAULT_DUE
 
-// LITERALINCLUDE START: DRIVER_FAULT_STREAM_DELAY
 unsigned stream_delay_us() { return delay_us.load(std::memory_order_relaxed); }
-// LITERALINCLUDE END: DRIVER_FAULT_STREAM_DELAY
 
 // LITERALINCLUDE START: DRIVER_FAULT_QUEUE
 // What an injected launch or copy fault queues instead of the work: a failure

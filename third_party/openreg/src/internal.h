@@ -1,7 +1,6 @@
 // internal.h: state shared by the driver's translation units (never installed).
 #pragma once
 
-// LITERALINCLUDE START: DRIVER_INTERNAL_INCLUDES
 #include "openreg.h"
 
 #include <atomic>
@@ -16,19 +15,15 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
-// LITERALINCLUDE END: DRIVER_INTERNAL_INCLUDES
 
 namespace openreg {
 
 // ---- errors ----------------------------------------------------------------
-// LITERALINCLUDE START: DRIVER_RETURN_CODES
 // Records the detail for orGetLastErrorDetail and returns the code.
 orError_t fail(orError_t code, const std::string& detail);
 inline orError_t ok() { return orSuccess; }
-// LITERALINCLUDE END: DRIVER_RETURN_CODES
 
 // ---- configuration (read once from the environment) ------------------------
-// LITERALINCLUDE START: DRIVER_DEF_CONFIG
 struct Config {
   int device_count = 2;                 // visible devices
   std::vector<int> physical;            // physical id of each visible device
@@ -36,13 +31,11 @@ struct Config {
   size_t memory_per_device = 8ull << 30; // OPENREG_DEVICE_MEMORY (bytes, K/M/G suffix)
   bool launch_blocking = false;         // OPENREG_LAUNCH_BLOCKING=1
 };
-// LITERALINCLUDE END: DRIVER_DEF_CONFIG
 const Config& config();
 
 int& current_device();  // per thread
 orError_t check_device(int device);
 
-// LITERALINCLUDE START: DRIVER_FORK_SAFETY_DECLARATIONS
 // ---- fork safety -----------------------------------------------------------
 // Worker threads do not survive fork(). Once the runtime has started (streams
 // or device memory exist), a forked child is refused instead of left to hang.
@@ -52,7 +45,6 @@ orError_t check_not_forked();
   do {                                                                \
     if (orError_t forked_err_ = ::openreg::check_not_forked()) return forked_err_; \
   } while (0)
-// LITERALINCLUDE END: DRIVER_FORK_SAFETY_DECLARATIONS
 
 // ---- device memory ---------------------------------------------------------
 // LITERALINCLUDE START: DRIVER_MEMORY_VIEWS
@@ -225,19 +217,15 @@ struct orStream_st {
 };
 // LITERALINCLUDE END: DRIVER_STREAM_STATE
 
-// LITERALINCLUDE START: DRIVER_GRAPH_STATE
 // A graph: the device it was captured on and its recorded tasks, replayed in order.
 struct orGraph_st {
   int device = 0;
   std::vector<openreg::Task> nodes;
 };
-// LITERALINCLUDE END: DRIVER_GRAPH_STATE
 
 namespace openreg {
 
-// LITERALINCLUDE START: DRIVER_CLOCK
 using Clock = std::chrono::steady_clock;
-// LITERALINCLUDE END: DRIVER_CLOCK
 
 // Set on a stream's worker thread (stream.cpp), read by the calls a running
 // kernel makes (launch.cpp). constinit: no initialization check at each read.
@@ -247,11 +235,9 @@ extern constinit thread_local orStream_t running_stream;
 void run_task(Task& task);                     // on the worker: one task, failures caught
 orStream_t default_stream(int device);
 // NULL -> the current device's default stream. Inline: every launch resolves its stream.
-// LITERALINCLUDE START: DRIVER_RESOLVE_STREAM
 inline orStream_t resolve_stream(orStream_t stream) {
   return stream != nullptr ? stream : default_stream(current_device());
 }
-// LITERALINCLUDE END: DRIVER_RESOLVE_STREAM
 uint64_t submit(orStream_t s, Task t);         // returns the task's ticket (0 if captured)
 bool is_capturing(orStream_t s);
 orError_t refuse_if_capturing(orStream_t s, const char* what);  // an error while capturing

@@ -1,5 +1,4 @@
 // ipc.cpp: device memory shared between processes, with a control block for events and references.
-// LITERALINCLUDE START: DRIVER_IPC_INCLUDES
 #include "internal.h"
 
 #include <fcntl.h>
@@ -15,14 +14,11 @@
 #include <ctime>
 #include <memory>
 #include <shared_mutex>
-// LITERALINCLUDE END: DRIVER_IPC_INCLUDES
 
 namespace openreg {
 
 namespace {
-// LITERALINCLUDE START: DRIVER_K_PAGE
 constexpr size_t kPage = 4096;
-// LITERALINCLUDE END: DRIVER_K_PAGE
 
 // LITERALINCLUDE START: DRIVER_IPC_IMPORT_TABLE
 // A window of another process's device memory, mapped like local memory:
@@ -61,13 +57,10 @@ struct ControlPage {
 static_assert(sizeof(ControlPage) <= kPage, "the control block is one page");
 // LITERALINCLUDE END: DRIVER_IPC_CONTROL_PAGE
 
-// LITERALINCLUDE START: DRIVER_FUTEX
 long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
 }
-// LITERALINCLUDE END: DRIVER_FUTEX
 
-// LITERALINCLUDE START: DRIVER_LOCAL_INDEX_OF_PHYSICAL
 int local_index_of_physical(int physical) {
   const Config& c = config();
   for (int i = 0; i < c.device_count; ++i) {
@@ -75,27 +68,21 @@ int local_index_of_physical(int physical) {
   }
   return -1;
 }
-// LITERALINCLUDE END: DRIVER_LOCAL_INDEX_OF_PHYSICAL
 }  // namespace
 
-// LITERALINCLUDE START: DRIVER_IMPORTED_DEVICE_OF
 int imported_device_of(const void* p) {
   std::shared_lock<std::shared_mutex> lock(imports_mu);
   const Import* imp = find_import(p);
   return imp != nullptr ? imp->device : -1;
 }
-// LITERALINCLUDE END: DRIVER_IMPORTED_DEVICE_OF
 
-// LITERALINCLUDE START: DRIVER_IMPORTED_TO_KERNEL
 char* imported_to_kernel(const void* p) {
   std::shared_lock<std::shared_mutex> lock(imports_mu);
   const Import* imp = find_import(p);
   if (imp == nullptr) return nullptr;
   return imp->kernel_view + (static_cast<const char*>(p) - imp->device_view);
 }
-// LITERALINCLUDE END: DRIVER_IMPORTED_TO_KERNEL
 
-// LITERALINCLUDE START: DRIVER_CHECK_IMPORTED_RANGE
 orError_t check_imported_range(const void* p, size_t count, const char* what) {
   std::shared_lock<std::shared_mutex> lock(imports_mu);
   const Import* imp = find_import(p);
@@ -108,12 +95,10 @@ orError_t check_imported_range(const void* p, size_t count, const char* what) {
   }
   return ok();
 }
-// LITERALINCLUDE END: DRIVER_CHECK_IMPORTED_RANGE
 
 }  // namespace openreg
 
 namespace openreg {
-// LITERALINCLUDE START: DRIVER_CONTROL_MAPPING
 // The mapped page; a pending wait keeps it alive after its block is destroyed.
 struct ControlMapping {
   ControlPage* page = nullptr;
@@ -123,17 +108,14 @@ struct ControlMapping {
     if (exporter_pidfd >= 0) close(exporter_pidfd);
   }
 };
-// LITERALINCLUDE END: DRIVER_CONTROL_MAPPING
 }  // namespace openreg
 
-// LITERALINCLUDE START: DRIVER_IPC_CONTROL_STATE
 struct orIpcControl_st {
   std::shared_ptr<openreg::ControlMapping> mapping;
   openreg::ControlPage* page = nullptr;
   int fd = -1;  // the exporter's own descriptor; -1 in an importer
   std::atomic<uint32_t> next_marker{0};
 };
-// LITERALINCLUDE END: DRIVER_IPC_CONTROL_STATE
 
 using namespace openreg;
 
@@ -188,12 +170,10 @@ void wait_marker(void* p) {
 }
 // LITERALINCLUDE END: DRIVER_IPC_MARKER_TASKS
 
-// LITERALINCLUDE START: DRIVER_RELEASE
 template <class T>
 void release(void* p) {
   delete static_cast<T*>(p);
 }
-// LITERALINCLUDE END: DRIVER_RELEASE
 
 orError_t map_control(orIpcControl_t* control, int fd, bool exporter) {
   void* page = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

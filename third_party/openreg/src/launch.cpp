@@ -69,7 +69,6 @@ orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr) {
 }
 // LITERALINCLUDE END: DRIVER_KERNEL_POINTER
 
-// LITERALINCLUDE START: DRIVER_OR_KERNEL_FAIL
 orError_t orKernelFail(const char* message) {
   if (running_stream == nullptr) return fail(orErrorNotPermitted, "orKernelFail outside a kernel");
   std::lock_guard<std::mutex> lock(running_stream->mu);
@@ -79,6 +78,5 @@ orError_t orKernelFail(const char* message) {
   }
   return ok();
 }
-// LITERALINCLUDE END: DRIVER_OR_KERNEL_FAIL
 
 }  // extern "C"

@@ -1,5 +1,4 @@
 // memory.cpp: device memory the host cannot touch, pinned host memory, pointer attributes.
-// LITERALINCLUDE START: DRIVER_MEMORY_INCLUDES
 #include "internal.h"
 
 #include <fcntl.h>
@@ -8,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-// LITERALINCLUDE END: DRIVER_MEMORY_INCLUDES
 
 namespace openreg {
 
@@ -17,10 +15,8 @@ constexpr size_t kAlignment = 512;     // like cudaMalloc, at least 256-byte ali
 constexpr size_t kPage = 4096;
 constexpr size_t kReleaseAtLeast = 64 << 10;  // return pages of freed ranges this large
 
-// LITERALINCLUDE START: DRIVER_MEMORY_DEVICE_LIST
 std::once_flag devices_once;
 std::vector<DeviceMemory*>* devices = nullptr;  // leaked: workers may outlive static destructors
-// LITERALINCLUDE END: DRIVER_MEMORY_DEVICE_LIST
 
 // LITERALINCLUDE START: DRIVER_MEMORY_DUAL_MAP
 void map_device(DeviceMemory& m, int index) {
@@ -44,7 +40,6 @@ void map_device(DeviceMemory& m, int index) {
 }
 // LITERALINCLUDE END: DRIVER_MEMORY_DUAL_MAP
 
-// LITERALINCLUDE START: DRIVER_MEMORY_ALL_DEVICES
 std::vector<DeviceMemory*>& all_devices() {
   std::call_once(devices_once, [] {
     devices = new std::vector<DeviceMemory*>();
@@ -55,7 +50,6 @@ std::vector<DeviceMemory*>& all_devices() {
   });
   return *devices;
 }
-// LITERALINCLUDE END: DRIVER_MEMORY_ALL_DEVICES
 
 // Give the pages of a freed range back to the kernel, as a real driver would.
 void release_pages(DeviceMemory& m, size_t offset, size_t size) {
@@ -84,7 +78,6 @@ bool find_pinned(const void* p, uintptr_t* base, size_t* size) {
 }
 }  // namespace
 
-// LITERALINCLUDE START: DRIVER_MEMORY_DEVICE_OF
 DeviceMemory& device_memory(int device) { return *all_devices()[device]; }
 
 int device_of(const void* p) {
@@ -94,18 +87,14 @@ int device_of(const void* p) {
   }
   return imported_device_of(p);
 }
-// LITERALINCLUDE END: DRIVER_MEMORY_DEVICE_OF
 
-// LITERALINCLUDE START: DRIVER_MEMORY_KERNEL_ADDRESS
 char* kernel_address(const void* p) {
   for (DeviceMemory* m : all_devices()) {
     if (m->contains(p)) return m->to_kernel(p);
   }
   return imported_to_kernel(p);
 }
-// LITERALINCLUDE END: DRIVER_MEMORY_KERNEL_ADDRESS
 
-// LITERALINCLUDE START: DRIVER_CHECK_DEVICE_RANGE
 orError_t check_device_range(const void* p, size_t count, const char* what) {
   int dev = device_of(p);
   if (dev < 0) return fail(orErrorInvalidValue, std::string(what) + " is not device memory");
@@ -123,7 +112,6 @@ orError_t check_device_range(const void* p, size_t count, const char* what) {
   }
   return ok();
 }
-// LITERALINCLUDE END: DRIVER_CHECK_DEVICE_RANGE
 
 bool is_pinned_host(const void* p, size_t count) {
   uintptr_t base;

@@ -1,63 +1,49 @@
 // stream.cpp: in-order streams, each run by a worker thread that takes its tasks from a ring of slots.
-// LITERALINCLUDE START: DRIVER_STREAM_INCLUDES
 #include "internal.h"
 
 #include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
-// LITERALINCLUDE END: DRIVER_STREAM_INCLUDES
 
-// LITERALINCLUDE START: DRIVER_OPENREG_PAUSE
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define OPENREG_PAUSE() _mm_pause()
 #else
 #define OPENREG_PAUSE() std::this_thread::yield()
 #endif
-// LITERALINCLUDE END: DRIVER_OPENREG_PAUSE
 
 namespace openreg {
 
 namespace {
-// LITERALINCLUDE START: DRIVER_K_SPIN
 // A worker that just finished spins this long before sleeping, and a waiter
 // spins this long before blocking: wake-ups through the kernel cost tens of
 // microseconds, which would dominate small kernels.
 constexpr auto kSpin = std::chrono::microseconds(50);
-// LITERALINCLUDE END: DRIVER_K_SPIN
 
-// LITERALINCLUDE START: DRIVER_K_MAX_PENDING
 // A stream holds at most this many tasks not yet run; a launch beyond that
 // waits for the oldest to finish. Without a bound, a host that launches
 // faster than the device runs queues without end: memory grows, and every
 // task's arguments are freed on another thread long after they were
 // allocated, the slowest pattern for malloc.
 constexpr uint64_t kMaxPending = 1024;
-// LITERALINCLUDE END: DRIVER_K_MAX_PENDING
 
-// LITERALINCLUDE START: DRIVER_DEF_DEVICE_STREAMS
 struct DeviceStreams {
   std::once_flag once;
   orStream_t default_stream = nullptr;
   std::mutex mu;
   std::vector<orStream_t> streams;  // every live stream of the device
 };
-// LITERALINCLUDE END: DRIVER_DEF_DEVICE_STREAMS
 
-// LITERALINCLUDE START: DRIVER_DEVICE_STREAMS
 std::vector<DeviceStreams>& device_streams() {
   static auto* all = new std::vector<DeviceStreams>(config().device_count);
   return *all;
 }
-// LITERALINCLUDE END: DRIVER_DEVICE_STREAMS
 }  // namespace
 
-// LITERALINCLUDE START: DRIVER_THREAD_LOCALS
 // Set on a stream's worker thread: whether its task is a kernel, and which stream it serves.
 constinit thread_local bool in_kernel = false;
 constinit thread_local orStream_t running_stream = nullptr;
-// LITERALINCLUDE END: DRIVER_THREAD_LOCALS
 
 // LITERALINCLUDE START: DRIVER_STREAM_WORKER
 // `task` is the worker's own copy: a kernel may change its copied arguments.
@@ -130,7 +116,6 @@ static void run_worker(orStream_t s) {
 // LITERALINCLUDE END: DRIVER_STREAM_WORKER
 
 namespace {
-// LITERALINCLUDE START: DRIVER_CREATE_STREAM
 orStream_t create_stream(int device, int priority, bool is_default) {
   mark_started();
   auto* s = new orStream_st();
@@ -143,16 +128,13 @@ orStream_t create_stream(int device, int priority, bool is_default) {
   ds.streams.push_back(s);
   return s;
 }
-// LITERALINCLUDE END: DRIVER_CREATE_STREAM
 }  // namespace
 
-// LITERALINCLUDE START: DRIVER_DEFAULT_STREAM
 orStream_t default_stream(int device) {
   auto& ds = device_streams()[device];
   std::call_once(ds.once, [&] { ds.default_stream = create_stream(device, 0, true); });
   return ds.default_stream;
 }
-// LITERALINCLUDE END: DRIVER_DEFAULT_STREAM
 
 // LITERALINCLUDE START: DRIVER_SUBMIT
 uint64_t submit(orStream_t s, Task t) {
@@ -218,7 +200,6 @@ uint64_t submit(orStream_t s, Task t) {
 }
 // LITERALINCLUDE END: DRIVER_SUBMIT
 
-// LITERALINCLUDE START: DRIVER_WAIT_FOR
 void wait_for(orStream_t s, uint64_t ticket) {
   if (spin_until([&] { return s->completed.load(std::memory_order_acquire) >= ticket; })) return;
   s->waiters.fetch_add(1);
@@ -229,23 +210,17 @@ void wait_for(orStream_t s, uint64_t ticket) {
   });
   s->waiters.fetch_sub(1);
 }
-// LITERALINCLUDE END: DRIVER_WAIT_FOR
 
-// LITERALINCLUDE START: DRIVER_IS_CAPTURING
 bool is_capturing(orStream_t s) {
   return s->capture.load(std::memory_order_acquire) != nullptr;
 }
-// LITERALINCLUDE END: DRIVER_IS_CAPTURING
 
-// LITERALINCLUDE START: DRIVER_REFUSE_IF_CAPTURING
 orError_t refuse_if_capturing(orStream_t s, const char* what) {
   if (!is_capturing(s)) return ok();
   return fail(orErrorNotPermitted, std::string(what) + " is not permitted while the stream is "
                                        "capturing a graph: it would wait for work that never runs");
 }
-// LITERALINCLUDE END: DRIVER_REFUSE_IF_CAPTURING
 
-// LITERALINCLUDE START: DRIVER_TAKE_STREAM_ERROR
 orError_t take_stream_error(orStream_t s) {
   if (!s->failed.load(std::memory_order_acquire)) return ok();
   std::string message;
@@ -256,7 +231,6 @@ orError_t take_stream_error(orStream_t s) {
   }
   return fail(orErrorLaunchFailure, message);
 }
-// LITERALINCLUDE END: DRIVER_TAKE_STREAM_ERROR
 
 orError_t synchronize_device(int device) {
   std::vector<orStream_t> streams;
@@ -277,13 +251,11 @@ orError_t synchronize_device(int device) {
   return first;
 }
 
-// LITERALINCLUDE START: DRIVER_FOR_EACH_STREAM
 void for_each_stream(int device, const std::function<void(orStream_t)>& fn) {
   auto& ds = device_streams()[device];
   std::lock_guard<std::mutex> lock(ds.mu);  // no stream of the list is destroyed meanwhile
   for (orStream_t s : ds.streams) fn(s);
 }
-// LITERALINCLUDE END: DRIVER_FOR_EACH_STREAM
 
 namespace {
 // Handles come from callers the driver cannot trust (a binding handed an integer, a

@@ -1,5 +1,4 @@
 // OperatorBindings.cpp: torch.openreg.fallback's counters and the fallback's refusal reasons.
-// LITERALINCLUDE START: OPERATORS_BINDINGS_INCLUDES
 #include "../Bindings.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -7,12 +6,10 @@
 
 #include <aten/native/Borrowed.h>
 #include <aten/native/Fallback.h>
-// LITERALINCLUDE END: OPERATORS_BINDINGS_INCLUDES
 
 namespace torch_openreg {
 namespace {
 
-// LITERALINCLUDE START: OPERATORS_BIND_OPERATORS
 void bind_operators(py::module_& m) {
   m.def("_fallback_counts", translating([] { return at::native::openreg::fallback_counts(); }));
   m.def("_reset_fallback_counts", translating([] { at::native::openreg::reset_fallback_counts(); }));
@@ -28,7 +25,6 @@ void bind_operators(py::module_& m) {
 }
 
 OPENREG_BINDINGS(operators, bind_operators);
-// LITERALINCLUDE END: OPERATORS_BIND_OPERATORS
 
 }  // namespace
 }  // namespace torch_openreg

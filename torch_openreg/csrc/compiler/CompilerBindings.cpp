@@ -1,5 +1,4 @@
 // CompilerBindings.cpp: the launch call that torch.compile's generated Python wrapper makes for each kernel.
-// LITERALINCLUDE START: COMPILE_BINDING_INCLUDES
 #include "../Bindings.h"
 
 #include <torch/csrc/autograd/python_variable.h>
@@ -8,7 +7,6 @@
 #include <runtime/OpenRegStream.h>
 
 #include <cstring>
-// LITERALINCLUDE END: COMPILE_BINDING_INCLUDES
 
 namespace torch_openreg {
 namespace {
@@ -52,7 +50,6 @@ void launch_compiled_kernel(uintptr_t entry, int device, const py::args& args) {
 }
 // LITERALINCLUDE END: COMPILE_LAUNCH_BINDING
 
-// LITERALINCLUDE START: COMPILE_BIND_COMPILER
 void bind_compiler(py::module_& m) {
   m.def("_launch_compiled_kernel",
         translating<uintptr_t, int, const py::args&>(launch_compiled_kernel));
@@ -64,7 +61,6 @@ void bind_compiler(py::module_& m) {
 }
 
 OPENREG_BINDINGS(compiler, bind_compiler);
-// LITERALINCLUDE END: COMPILE_BIND_COMPILER
 
 }  // namespace
 }  // namespace torch_openreg

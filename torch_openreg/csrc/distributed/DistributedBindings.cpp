@@ -1,11 +1,9 @@
 // DistributedBindings.cpp: the constructor of the orccl c10d backend, for torch.openreg.distributed.
-// LITERALINCLUDE START: DISTRIBUTED_DISTRIBUTED_BINDINGS_INCLUDES
 #include "../Bindings.h"
 
 #include <torch/csrc/utils/pybind.h>
 
 #include <distributed/OpenRegBackend.h>
-// LITERALINCLUDE END: DISTRIBUTED_DISTRIBUTED_BINDINGS_INCLUDES
 
 namespace torch_openreg {
 namespace {

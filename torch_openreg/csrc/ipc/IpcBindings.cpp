@@ -1,17 +1,14 @@
 // IpcBindings.cpp: torch.openreg.sharing's calls into the IPC runtime (share, open, release, collect).
-// LITERALINCLUDE START: IPC_IPC_BINDINGS_INCLUDES
 #include "../Bindings.h"
 
 #include <ATen/ops/empty.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <ipc/OpenRegIpc.h>
-// LITERALINCLUDE END: IPC_IPC_BINDINGS_INCLUDES
 
 namespace torch_openreg {
 namespace {
 
-// LITERALINCLUDE START: IPC_BINDINGS
 using c10::openreg::SharedStorageHandle;
 
 py::tuple share_storage(const at::Tensor& tensor) {
@@ -44,7 +41,6 @@ void bind_ipc(py::module_& m) {
 }
 
 OPENREG_BINDINGS(ipc, bind_ipc);
-// LITERALINCLUDE END: IPC_BINDINGS
 
 }  // namespace
 }  // namespace torch_openreg

@@ -1,5 +1,4 @@
 // DeviceBindings.cpp: torch.openreg's device functions: count, selection, properties, generators.
-// LITERALINCLUDE START: BINDINGS_INCLUDES_OF_DEVICE_BINDINGS
 #include "../Bindings.h"
 
 #include <torch/csrc/Generator.h>
@@ -9,12 +8,10 @@
 #include <runtime/OpenRegGenerator.h>
 #include <runtime/OpenRegHooks.h>
 #include <runtime/OpenRegLaunch.h>
-// LITERALINCLUDE END: BINDINGS_INCLUDES_OF_DEVICE_BINDINGS
 
 namespace torch_openreg {
 namespace {
 
-// LITERALINCLUDE START: BINDINGS_DEF_DEVICE_PROPERTIES
 py::dict device_properties(int device) {
   auto prop = c10::openreg::get_device_properties(static_cast<c10::DeviceIndex>(device));
   py::dict d;
@@ -26,7 +23,6 @@ py::dict device_properties(int device) {
   d["physical_id"] = prop.physical_id;
   return d;
 }
-// LITERALINCLUDE END: BINDINGS_DEF_DEVICE_PROPERTIES
 
 // LITERALINCLUDE START: BINDINGS_DEVICE
 void bind_device(py::module_& m) {

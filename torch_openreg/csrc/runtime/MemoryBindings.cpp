@@ -1,10 +1,8 @@
 // MemoryBindings.cpp: torch.openreg.memory's functions: snapshots, history, fraction, pinned stats.
-// LITERALINCLUDE START: MEMORY_BINDINGS_INCLUDES
 #include "../Bindings.h"
 
 #include <runtime/OpenRegDeviceAllocator.h>
 #include <runtime/OpenRegHostAllocator.h>
-// LITERALINCLUDE END: MEMORY_BINDINGS_INCLUDES
 
 namespace torch_openreg {
 namespace {
@@ -72,7 +70,6 @@ py::dict memory_snapshot() {
 }
 // LITERALINCLUDE END: MEMORY_BINDINGS_SNAPSHOT
 
-// LITERALINCLUDE START: MEMORY_BIND_MEMORY
 py::dict host_memory_stats() {
   at::HostStats stats = c10::openreg::host_allocator()->get_stats();
   py::dict d;
@@ -102,7 +99,6 @@ void bind_memory(py::module_& m) {
 }
 
 OPENREG_BINDINGS(memory, bind_memory);
-// LITERALINCLUDE END: MEMORY_BIND_MEMORY
 
 }  // namespace
 }  // namespace torch_openreg

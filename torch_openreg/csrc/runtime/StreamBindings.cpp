@@ -1,14 +1,11 @@
 // StreamBindings.cpp: what torch.openreg.Stream and Event need beyond torch.Stream and torch.Event.
-// LITERALINCLUDE START: STREAMS_BINDINGS_INCLUDES
 #include "../Bindings.h"
 
 #include <runtime/OpenRegStream.h>
-// LITERALINCLUDE END: STREAMS_BINDINGS_INCLUDES
 
 namespace torch_openreg {
 namespace {
 
-// LITERALINCLUDE START: STREAMS_BIND_STREAMS
 void bind_streams(py::module_& m) {
   // torch.Event.elapsed_time rejects subclasses of torch.Event as its argument,
   // so torch.openreg.Event measures through the raw handles (Event.event_id).
@@ -29,7 +26,6 @@ void bind_streams(py::module_& m) {
 }
 
 OPENREG_BINDINGS(streams, bind_streams);
-// LITERALINCLUDE END: STREAMS_BIND_STREAMS
 
 }  // namespace
 }  // namespace torch_openreg

@@ -1,16 +1,13 @@
 // SerializationBindings.cpp: torch.openreg.serialization's access to the internal-format attribute.
-// LITERALINCLUDE START: SERIALIZATION_BINDINGS_INCLUDES
 #include "../Bindings.h"
 
 #include <torch/csrc/utils/pybind.h>
 
 #include <serialization/OpenRegBackendMeta.h>
-// LITERALINCLUDE END: SERIALIZATION_BINDINGS_INCLUDES
 
 namespace torch_openreg {
 namespace {
 
-// LITERALINCLUDE START: SERIALIZATION_BIND_SERIALIZATION
 void bind_serialization(py::module_& m) {
   m.def("_internal_format", translating<const at::Tensor&>([](const at::Tensor& t) {
           return c10::openreg::format_name(c10::openreg::internal_format(t));
@@ -22,7 +19,6 @@ void bind_serialization(py::module_& m) {
 }
 
 OPENREG_BINDINGS(serialization, bind_serialization);
-// LITERALINCLUDE END: SERIALIZATION_BIND_SERIALIZATION
 
 }  // namespace
 }  // namespace torch_openreg

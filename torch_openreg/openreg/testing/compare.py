@@ -1,6 +1,5 @@
 """Runs an OpInfo's sample inputs on openreg and on the CPU and compares the results."""
 
-# LITERALINCLUDE START: TESTING_COMPARE_IMPORTS
 from __future__ import annotations
 
 import contextlib
@@ -9,25 +8,18 @@ from dataclasses import dataclass, field
 import torch
 from torch.nn.utils.rnn import PackedSequence
 from torch.utils._pytree import tree_flatten
-# LITERALINCLUDE END: TESTING_COMPARE_IMPORTS
 
-# LITERALINCLUDE START: TESTING_METADATA_ONLY
 # Operators whose result is uninitialized memory: only the metadata can be compared.
 METADATA_ONLY = {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty",
                  "new_empty_strided", "nn.functional.dropout", "nn.functional.dropout2d",
                  "nn.functional.dropout3d", "nn.functional.alpha_dropout",
                  "nn.functional.feature_alpha_dropout", "nn.functional.fractional_max_pool2d",
                  "nn.functional.fractional_max_pool3d"}
-# LITERALINCLUDE END: TESTING_METADATA_ONLY
-# LITERALINCLUDE START: TESTING_CPU_ARGUMENTS
 # Operators whose sample arguments PyTorch requires on the CPU on every device:
 # only the sample's input moves to the device.
 CPU_ARGUMENTS = {"tensor_split": "indices_or_sections must be a CPU tensor"}
-# LITERALINCLUDE END: TESTING_CPU_ARGUMENTS
-# LITERALINCLUDE START: TESTING_SEEDED_BUT_DETERMINISTIC
 # Wrapped in wrapper_set_seed, yet deterministic: compared by value.
 SEEDED_BUT_DETERMINISTIC = {"item"}
-# LITERALINCLUDE END: TESTING_SEEDED_BUT_DETERMINISTIC
 
 
 # LITERALINCLUDE START: TESTING_RANDOM_OPS
@@ -46,7 +38,6 @@ def is_random_op(op) -> bool:
 # LITERALINCLUDE END: TESTING_RANDOM_OPS
 
 
-# LITERALINCLUDE START: TESTING_FORWARD_TOL
 # Tolerances (rtol, atol) for a forward result of each dtype. Kernels that
 # accumulate in another order than the CPU's (matrix products, reductions)
 # differ in the last bits; the half-precision budgets are PyTorch's own.
@@ -58,13 +49,9 @@ FORWARD_TOL = {
     torch.float64: (1e-7, 1e-7),
     torch.complex128: (1e-7, 1e-7),
 }
-# LITERALINCLUDE END: TESTING_FORWARD_TOL
-# LITERALINCLUDE START: TESTING_BACKWARD_TOL
 BACKWARD_TOL = {torch.float32: (1e-4, 1e-4), torch.float64: (1e-7, 1e-7)}
-# LITERALINCLUDE END: TESTING_BACKWARD_TOL
 
 
-# LITERALINCLUDE START: TESTING_OUTCOME
 @dataclass
 class Outcome:
     """What happened to one operator, dtype and direction."""
@@ -73,13 +60,10 @@ class Outcome:
     samples: int = 0
     detail: str = ""
     compared: list = field(default_factory=list)
-# LITERALINCLUDE END: TESTING_OUTCOME
 
 
-# LITERALINCLUDE START: TESTING_MISMATCH
 class Mismatch(AssertionError):
     pass
-# LITERALINCLUDE END: TESTING_MISMATCH
 
 
 # LITERALINCLUDE START: TESTING_MOVE_SAMPLE
@@ -129,13 +113,10 @@ def move_sample(sample, device: str, input_only: bool = False):
 # LITERALINCLUDE END: TESTING_MOVE_SAMPLE
 
 
-# LITERALINCLUDE START: TESTING_LEAVES
 def _leaves(x) -> list:
     return tree_flatten(x)[0]
-# LITERALINCLUDE END: TESTING_LEAVES
 
 
-# LITERALINCLUDE START: TESTING_KS_STATISTIC
 def _ks_statistic(a: torch.Tensor, b: torch.Tensor) -> float:
     """The two-sample Kolmogorov-Smirnov statistic of two 1-d samples."""
     a, _ = torch.sort(a.double())
@@ -144,7 +125,6 @@ def _ks_statistic(a: torch.Tensor, b: torch.Tensor) -> float:
     fa = torch.searchsorted(a, points, right=True).double() / a.numel()
     fb = torch.searchsorted(b, points, right=True).double() / b.numel()
     return float((fa - fb).abs().max())
-# LITERALINCLUDE END: TESTING_KS_STATISTIC
 
 
 # LITERALINCLUDE START: TESTING_COMPARE_RANDOM
@@ -181,14 +161,12 @@ def compare_distribution(actual: torch.Tensor, expected: torch.Tensor) -> None:
 # LITERALINCLUDE END: TESTING_COMPARE_RANDOM
 
 
-# LITERALINCLUDE START: TESTING_CLOSE
 def _close(a: torch.Tensor, e: torch.Tensor, tol: tuple[float, float]) -> bool:
     a, e = a.detach().cpu(), e.detach()
     if a.layout != torch.strided:
         a, e = a.to_dense(), e.to_dense()
     return a.shape == e.shape and bool(torch.isclose(a, e, rtol=tol[0], atol=tol[1],
                                                      equal_nan=True).all())
-# LITERALINCLUDE END: TESTING_CLOSE
 
 
 # LITERALINCLUDE START: TESTING_COMPARE_RESULTS
@@ -241,20 +219,15 @@ def compare_results(actual, expected, mode: str, tol: tuple[float, float],
 # LITERALINCLUDE END: TESTING_COMPARE_RESULTS
 
 
-# LITERALINCLUDE START: TESTING_GRAD_LEAVES
 def _grad_leaves(x) -> list:
     return [t for t in _leaves(x) if isinstance(t, torch.Tensor) and t.requires_grad]
-# LITERALINCLUDE END: TESTING_GRAD_LEAVES
 
 
-# LITERALINCLUDE START: TESTING_DIFFERENTIABLE_OUTPUTS
 def _differentiable_outputs(out) -> list:
     return [t for t in _leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad
             and (t.is_floating_point() or t.is_complex())]
-# LITERALINCLUDE END: TESTING_DIFFERENTIABLE_OUTPUTS
 
 
-# LITERALINCLUDE START: TESTING_RUN
 def _run(op, sample_args, sample, backward: bool, seed: int):
     """The forward result, or the gradients of the sample's inputs."""
     inp, args, kwargs = sample_args
@@ -272,15 +245,12 @@ def _run(op, sample_args, sample, backward: bool, seed: int):
         g = torch.randn(o.shape, dtype=o.dtype, generator=gen)
         grads.append(to_device(g, o.device.type) if o.device.type != "cpu" else g)
     return torch.autograd.grad(outputs, inputs, grads, allow_unused=True)
-# LITERALINCLUDE END: TESTING_RUN
 
 
-# LITERALINCLUDE START: TESTING_MODE_OF
 def mode_of(op) -> str:
     if op.name in METADATA_ONLY:
         return "metadata"
     return "distribution" if is_random_op(op) else "value"
-# LITERALINCLUDE END: TESTING_MODE_OF
 
 
 # LITERALINCLUDE START: TESTING_CPU_THREADS
@@ -420,7 +390,6 @@ def check_module(module_info, dtype: torch.dtype, training: bool = True,
 # LITERALINCLUDE END: TESTING_CHECK_MODULE
 
 
-# LITERALINCLUDE START: TESTING_OP_KEY_AND_DTYPE_NAME
 def op_key(op) -> str:
     """The name used in reports and in the expected-failure table."""
     return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
@@ -428,7 +397,6 @@ def op_key(op) -> str:
 
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
-# LITERALINCLUDE END: TESTING_OP_KEY_AND_DTYPE_NAME
 
 
 __all__ = ["Outcome", "check_module", "check_op", "compare_distribution", "dtype_name", "is_random_op",

@@ -6,7 +6,6 @@ dtype, comparing openreg with the CPU. Import this after the backend: PyTorch
 decides which device test bases exist when ``common_device_type`` is imported.
 """
 
-# LITERALINCLUDE START: TESTING_DEVICE_IMPORTS
 from __future__ import annotations
 
 import unittest
@@ -25,7 +24,6 @@ from torch.testing._internal.common_utils import TestCase
 
 from .compare import check_module, check_op, dtype_name, op_key
 from .expected_failures import expected_failure
-# LITERALINCLUDE END: TESTING_DEVICE_IMPORTS
 
 # LITERALINCLUDE START: TESTING_FAST_SUBSET
 # The CI subset: one or more entries per mechanism that has broken before
@@ -45,13 +43,9 @@ FAST_OPS = {
 }
 FAST_MODULES = {"nn.LSTM", "nn.GRU", "nn.RNN", "nn.LSTMCell", "nn.GRUCell", "nn.BatchNorm2d"}
 # LITERALINCLUDE END: TESTING_FAST_SUBSET
-# LITERALINCLUDE START: TESTING_FORWARD_DTYPES
 FORWARD_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64,
                   torch.int64, torch.bool)
-# LITERALINCLUDE END: TESTING_FORWARD_DTYPES
-# LITERALINCLUDE START: TESTING_BACKWARD_DTYPES
 BACKWARD_DTYPES = (torch.float32, torch.float64)
-# LITERALINCLUDE END: TESTING_BACKWARD_DTYPES
 
 
 # LITERALINCLUDE START: TESTING_DEVICE_CLASSES

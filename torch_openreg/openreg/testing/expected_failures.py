@@ -8,9 +8,7 @@ reported, and the entry must be removed); the sweep reports them as ``xfail``.
 Nothing is skipped silently: an entry without a reason is refused.
 """
 
-# LITERALINCLUDE START: TESTING_IMPORTS_OF_EXPECTED_FAILURES
 from __future__ import annotations
-# LITERALINCLUDE END: TESTING_IMPORTS_OF_EXPECTED_FAILURES
 
 # LITERALINCLUDE START: TESTING_EXPECTED_FAILURES
 _ADDR_ROUNDING = (
@@ -55,7 +53,6 @@ EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
 # LITERALINCLUDE END: TESTING_EXPECTED_FAILURES
 
 
-# LITERALINCLUDE START: TESTING_EXPECTED_FAILURE_LOOKUP
 def expected_failure(op: str, dtype: str, direction: str) -> str | None:
     """The reason ``op`` is expected to fail for ``dtype`` and ``direction``, or None."""
     for key in ((op, dtype, direction), (op, "*", direction)):
@@ -64,4 +61,3 @@ def expected_failure(op: str, dtype: str, direction: str) -> str | None:
             assert reason.strip(), f"expected failure {key} has no reason"
             return reason
     return None
-# LITERALINCLUDE END: TESTING_EXPECTED_FAILURE_LOOKUP
