@@ -14,7 +14,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn as nn

@@ -183,9 +183,10 @@ int main(int argc, char** argv) {
       a.push_back(alone[order[k]]);
       h.push_back(handed[order[k]]);
     }
-    std::printf("quarter %zu: round trip %.0f ns; work alone %.1f ns an item, "
-                "with a slot handed over %.1f (+%.1f)\n",
-                q + 1, median(t), median(a), median(h), median(h) - median(a));
+    std::printf(
+        "quarter %zu: round trip %.0f ns; work alone %.1f ns an item, "
+        "with a slot handed over %.1f (+%.1f)\n",
+        q + 1, median(t), median(a), median(h), median(h) - median(a));
   }
   return 0;
 }

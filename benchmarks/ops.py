@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

@@ -34,7 +34,7 @@ def worker(ops: list[str], dtypes: list[str], directions: list[str], max_samples
     import torch_openreg  # noqa: F401
     from torch.testing._internal.common_methods_invocations import op_db
 
-    from torch_openreg.openreg.testing.compare import check_op, dtype_name, op_key
+    from torch_openreg.openreg.testing.compare import check_op, op_key
     from torch_openreg.openreg.testing.expected_failures import expected_failure
 
     warnings.simplefilter("ignore")

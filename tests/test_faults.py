@@ -1,7 +1,6 @@
 """Fault injection (torch.openreg.faults): each injected failure surfaces as a Python exception
 at the right place, the process keeps working, and no device memory is lost."""
 
-import pytest
 
 from conftest import run_python
 

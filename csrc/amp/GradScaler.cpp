@@ -17,8 +17,8 @@
 namespace at::native::openreg {
 
 namespace {
-using c10::openreg::kParallelElements;
 using c10::openreg::KernelTensor;
+using c10::openreg::kParallelElements;
 using c10::openreg::launch_kernel;
 
 // A one-element float32 tensor on `device`: what the scaler keeps its state in.
@@ -111,13 +111,13 @@ void amp_foreach_non_finite_check_and_unscale_(at::TensorList grads, at::Tensor&
   }
   if (views.empty()) return;
   c10::DeviceGuard guard(device);
-  launch_kernel([views = std::move(views), found = KernelTensor(found_inf),
-                 inv = KernelTensor(inv_scale)] {
-    float inv_scale = inv.cpu().item<float>();
-    bool any = false;
-    for (const KernelTensor& g : views) any |= unscale_and_check(g.cpu(), inv_scale);
-    if (any) found.cpu().fill_(1.0f);
-  });
+  launch_kernel(
+      [views = std::move(views), found = KernelTensor(found_inf), inv = KernelTensor(inv_scale)] {
+        float inv_scale = inv.cpu().item<float>();
+        bool any = false;
+        for (const KernelTensor& g : views) any |= unscale_and_check(g.cpu(), inv_scale);
+        if (any) found.cpu().fill_(1.0f);
+      });
 }
 // LITERALINCLUDE END: AMP_SCALER_FOREACH_UNSCALE
 
@@ -134,8 +134,7 @@ at::Tensor& amp_update_scale_(at::Tensor& scale, at::Tensor& growth_tracker,
   check_scalar_state(op, "current_scale", scale, at::kFloat, device);
   check_scalar_state(op, "growth_tracker", growth_tracker, at::kInt, device);
   check_scalar_state(op, "found_inf", found_inf, at::kFloat, device);
-  TORCH_CHECK(growth_interval > 0, op, ": growth_interval must be positive, got ",
-              growth_interval);
+  TORCH_CHECK(growth_interval > 0, op, ": growth_interval must be positive, got ", growth_interval);
   c10::DeviceGuard guard(device);
   launch_kernel([s = KernelTensor(scale), t = KernelTensor(growth_tracker),
                  f = KernelTensor(found_inf), growth_factor, backoff_factor, growth_interval] {

@@ -23,19 +23,17 @@ at::Tensor binary_cross_entropy_banned(const at::Tensor&, const at::Tensor&,
 
 // LITERALINCLUDE START: AMP_AUTOCAST_FALLTHROUGH
 // Operators without a policy run unchanged: the autocast key passes them on.
-TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFallthrough());
-}
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
 // LITERALINCLUDE END: AMP_AUTOCAST_FALLTHROUGH
 
 // LITERALINCLUDE START: AMP_AUTOCAST_POLICY_TABLE
 // The one table: each of PyTorch's operator lists (ATen/autocast_mode.h, the
 // lists CUDA registers) with the cast policy its operators get. A list grows
 // with PyTorch, and openreg follows without an edit here.
-#define OPENREG_AUTOCAST_POLICIES(_)                         \
-  _(AT_FORALL_LOWER_PRECISION_FP, lower_precision_fp)        \
-  _(AT_FORALL_FP32, fp32)                                    \
-  _(AT_FORALL_FP32_SET_OPT_DTYPE, fp32_set_opt_dtype)        \
+#define OPENREG_AUTOCAST_POLICIES(_)                  \
+  _(AT_FORALL_LOWER_PRECISION_FP, lower_precision_fp) \
+  _(AT_FORALL_FP32, fp32)                             \
+  _(AT_FORALL_FP32_SET_OPT_DTYPE, fp32_set_opt_dtype) \
   _(AT_FORALL_PROMOTE, promote)
 
 // One row registers every operator of its list: an entry is (op) or
@@ -53,8 +51,7 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   // norm's overloads without a dtype argument redispatch to the overload that
   // has one, asking for float32 (the fp32_append_dtype policy).
   AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(KERNEL_DIFFERENT_REDISPATCH_SIGNATURE_PRIVATEUSEONE)
-  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"),
-         TORCH_FN(binary_cross_entropy_banned));
+  m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"), TORCH_FN(binary_cross_entropy_banned));
 }
 // LITERALINCLUDE END: AMP_AUTOCAST_POLICY_TABLE
 

@@ -5,9 +5,7 @@
 
 namespace at::native::openreg {
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_to_copy", TORCH_FN(_to_copy));
-}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("_to_copy", TORCH_FN(_to_copy)); }
 
 // LITERALINCLUDE START: COPY_MATH_BITS_FALLTHROUGH
 // PyTorch resolves a conjugate (or negative) view before most operators run,

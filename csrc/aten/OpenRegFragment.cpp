@@ -5,7 +5,9 @@
 namespace at::native::openreg {
 
 namespace {
-at::Tensor custom_add(const at::Tensor& self, const at::Tensor& other) { return at::add(self, other); }
+at::Tensor custom_add(const at::Tensor& self, const at::Tensor& other) {
+  return at::add(self, other);
+}
 }  // namespace
 
 // LITERALINCLUDE START: CUSTOM_OP_FRAGMENT

@@ -50,9 +50,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
          TORCH_FN((Functional<ops::pow_Tensor_Scalar, ops::pow_Tensor_Scalar_out, false>::call)));
   m.impl("maximum", TORCH_FN((Functional<ops::maximum, ops::maximum_out, false>::call)));
   m.impl("minimum", TORCH_FN((Functional<ops::minimum, ops::minimum_out, false>::call)));
-  m.impl("threshold_backward",
-         TORCH_FN((Functional<ops::threshold_backward, ops::threshold_backward_grad_input,
-                              false>::call)));
+  m.impl(
+      "threshold_backward",
+      TORCH_FN(
+          (Functional<ops::threshold_backward, ops::threshold_backward_grad_input, false>::call)));
   // Comparisons: a bool result.
   m.impl("eq.Tensor", TORCH_FN((Functional<ops::eq_Tensor, ops::eq_Tensor_out, true>::call)));
   m.impl("ne.Tensor", TORCH_FN((Functional<ops::ne_Tensor, ops::ne_Tensor_out, true>::call)));

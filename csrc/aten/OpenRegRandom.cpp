@@ -10,11 +10,24 @@ namespace {
 // without replacement) is PyTorch's CPU code, run with a CPU generator seeded
 // from openreg's stream: see seeded_cpu_kernel.
 constexpr const char* kSeededRandom[] = {
-    "multinomial", "multinomial.out", "normal.Tensor_float", "normal.Tensor_float_out",
-    "normal.float_Tensor", "normal.float_Tensor_out", "normal.Tensor_Tensor",
-    "normal.Tensor_Tensor_out", "normal_functional", "poisson", "binomial", "_standard_gamma",
-    "_sample_dirichlet", "randperm.generator_out", "rrelu_with_noise", "rrelu_with_noise_",
-    "rrelu_with_noise.out", "_fused_dropout",
+    "multinomial",
+    "multinomial.out",
+    "normal.Tensor_float",
+    "normal.Tensor_float_out",
+    "normal.float_Tensor",
+    "normal.float_Tensor_out",
+    "normal.Tensor_Tensor",
+    "normal.Tensor_Tensor_out",
+    "normal_functional",
+    "poisson",
+    "binomial",
+    "_standard_gamma",
+    "_sample_dirichlet",
+    "randperm.generator_out",
+    "rrelu_with_noise",
+    "rrelu_with_noise_",
+    "rrelu_with_noise.out",
+    "_fused_dropout",
 };
 }  // namespace
 

@@ -5,8 +5,6 @@
 
 namespace at::native::openreg {
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("record_stream", TORCH_FN(record_stream));
-}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("record_stream", TORCH_FN(record_stream)); }
 
 }  // namespace at::native::openreg

@@ -14,9 +14,7 @@ namespace at::native {
 // innermost loop, abs_stub, is the device's own.
 REGISTER_PRIVATEUSE1_DISPATCH(abs_stub, &openreg::abs_kernel)
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("abs.out", TORCH_FN(at::native::abs_out));
-}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("abs.out", TORCH_FN(at::native::abs_out)); }
 // LITERALINCLUDE END: STUB_REGISTER
 
 }  // namespace at::native
@@ -37,9 +35,7 @@ TORCH_LIBRARY_IMPL(openreg, PrivateUse1, m) {
   m.impl("custom_autograd_fn_aliasing", TORCH_FN(custom_autograd_fn_aliasing));
 }
 
-TORCH_LIBRARY_IMPL(openreg, Meta, m) {
-  m.impl("custom_abs", TORCH_FN(custom_abs_meta));
-}
+TORCH_LIBRARY_IMPL(openreg, Meta, m) { m.impl("custom_abs", TORCH_FN(custom_abs_meta)); }
 
 TORCH_LIBRARY_IMPL(openreg, AutogradPrivateUse1, m) {
   m.impl("custom_abs", TORCH_FN(custom_abs_autograd));
@@ -53,9 +49,7 @@ TORCH_LIBRARY_IMPL(openreg, AutocastPrivateUse1, m) {
 // LITERALINCLUDE END: CUSTOM_OP_KERNELS_REGISTER
 
 // LITERALINCLUDE START: AUTOGRAD_SELU_REGISTER
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
-  m.impl("selu", TORCH_FN(selu_autograd));
-}
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { m.impl("selu", TORCH_FN(selu_autograd)); }
 // LITERALINCLUDE END: AUTOGRAD_SELU_REGISTER
 
 // LITERALINCLUDE START: OVERRIDE_AND_PER_OP_FALLBACK

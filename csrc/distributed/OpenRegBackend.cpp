@@ -13,9 +13,7 @@ namespace c10::openreg {
 
 namespace {
 
-bool on_device(const at::Tensor& t) {
-  return t.device().type() == c10::DeviceType::PrivateUse1;
-}
+bool on_device(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
 
 std::vector<at::Tensor> flatten(const std::vector<std::vector<at::Tensor>>& lists) {
   std::vector<at::Tensor> out;
@@ -42,11 +40,11 @@ void check_same_tensor(c10d::Backend& transport, const char* op, const at::Tenso
   for (const auto r : c10::irange(transport.getSize())) {
     auto dtype = static_cast<c10::ScalarType>(v[2 * r]);
     if (dtype != t.scalar_type() || v[2 * r + 1] != t.numel()) {
-      C10_THROW_ERROR(DistBackendError,
-                      c10::str(op, ": rank ", r, " passed ", v[2 * r + 1], " elements of ", dtype,
-                               " but rank ", transport.getRank(), " passed ", t.numel(),
-                               " elements of ", t.scalar_type(),
-                               "; every rank must pass the same shape and dtype"));
+      C10_THROW_ERROR(
+          DistBackendError,
+          c10::str(op, ": rank ", r, " passed ", v[2 * r + 1], " elements of ", dtype, " but rank ",
+                   transport.getRank(), " passed ", t.numel(), " elements of ", t.scalar_type(),
+                   "; every rank must pass the same shape and dtype"));
     }
   }
 }
@@ -107,8 +105,8 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::run(c10d::OpType op,
   c10::DeviceIndex device = -1;
   for (const auto* list : {&inputs, &outputs}) {
     for (const auto& t : *list) {
-      TORCH_CHECK(on_device(t) || t.is_cpu(), "the orccl backend takes openreg or CPU tensors, got ",
-                  t.device());
+      TORCH_CHECK(on_device(t) || t.is_cpu(),
+                  "the orccl backend takes openreg or CPU tensors, got ", t.device());
       if (!on_device(t)) continue;
       TORCH_CHECK(device < 0 || device == t.device().index(),
                   "tensors of one collective must be on one openreg device, got openreg:", device,
@@ -213,7 +211,9 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::endCoalescing() {
   auto work = c10::make_intrusive<OpenRegWork>(rank_, c10d::OpType::COALESCED, outputs, nullptr,
                                                /*host_blocking=*/false);
   batch.push_back(Pending{[](c10d::Backend&, const StagedTensors&) { return Works{}; },
-                          std::make_shared<StagedTensors>(), work, {}});
+                          std::make_shared<StagedTensors>(),
+                          work,
+                          {}});
   launch(device, std::move(batch));
   return work;
 }
@@ -222,9 +222,7 @@ void OpenRegBackend::setTimeout(std::chrono::milliseconds timeout) {
   transport_->setTimeout(timeout);
 }
 
-void OpenRegBackend::setSequenceNumberForGroup() {
-  transport_->setSequenceNumberForGroup();
-}
+void OpenRegBackend::setSequenceNumberForGroup() { transport_->setSequenceNumberForGroup(); }
 
 uint64_t OpenRegBackend::getSequenceNumberForGroup() {
   return transport_->getSequenceNumberForGroup();
@@ -422,22 +420,24 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::alltoall(std::vector<at::Tensor>&
 
 c10::intrusive_ptr<c10d::Work> OpenRegBackend::send(std::vector<at::Tensor>& tensors, int dst_rank,
                                                     int tag) {
-  return run(c10d::OpType::SEND, tensors, {},
-             [tensors, dst_rank, tag](c10d::Backend& transport, const StagedTensors& staged) {
-               auto host = staged.host(tensors);
-               return Works{transport.send(host, dst_rank, tag)};
-             },
-             /*host_blocking=*/false, /*post_now=*/true);
+  return run(
+      c10d::OpType::SEND, tensors, {},
+      [tensors, dst_rank, tag](c10d::Backend& transport, const StagedTensors& staged) {
+        auto host = staged.host(tensors);
+        return Works{transport.send(host, dst_rank, tag)};
+      },
+      /*host_blocking=*/false, /*post_now=*/true);
 }
 
 c10::intrusive_ptr<c10d::Work> OpenRegBackend::recv(std::vector<at::Tensor>& tensors, int src_rank,
                                                     int tag) {
-  return run(c10d::OpType::RECV, {}, tensors,
-             [tensors, src_rank, tag](c10d::Backend& transport, const StagedTensors& staged) {
-               auto host = staged.host(tensors);
-               return Works{transport.recv(host, src_rank, tag)};
-             },
-             /*host_blocking=*/false, /*post_now=*/true);
+  return run(
+      c10d::OpType::RECV, {}, tensors,
+      [tensors, src_rank, tag](c10d::Backend& transport, const StagedTensors& staged) {
+        auto host = staged.host(tensors);
+        return Works{transport.recv(host, src_rank, tag)};
+      },
+      /*host_blocking=*/false, /*post_now=*/true);
 }
 
 c10::intrusive_ptr<c10d::Work> OpenRegBackend::barrier(const c10d::BarrierOptions& opts) {

@@ -21,8 +21,9 @@ at::Tensor& StagedTensors::slot(const at::Tensor& device) {
   for (auto& [dev, host] : pairs_) {
     if (dev.unsafeGetTensorImpl() == device.unsafeGetTensorImpl()) return host;
   }
-  TORCH_CHECK(device.is_contiguous(), "openreg collectives need contiguous tensors, got one of sizes ",
-              device.sizes(), " and strides ", device.strides());
+  TORCH_CHECK(device.is_contiguous(),
+              "openreg collectives need contiguous tensors, got one of sizes ", device.sizes(),
+              " and strides ", device.strides());
   auto options = device.options().device(c10::kCPU).pinned_memory(true);
   pairs_.emplace_back(device, at::empty(device.sizes(), options));
   return pairs_.back().second;
@@ -90,17 +91,11 @@ void OpenRegWork::record_end(const OpenRegStream& comm) {
 }
 // LITERALINCLUDE END: DISTRIBUTED_WORK_END
 
-bool OpenRegWork::isCompleted() {
-  return end_.query();
-}
+bool OpenRegWork::isCompleted() { return end_.query(); }
 
-bool OpenRegWork::isSuccess() const {
-  return status_->get() == nullptr;
-}
+bool OpenRegWork::isSuccess() const { return status_->get() == nullptr; }
 
-std::exception_ptr OpenRegWork::exception() const {
-  return status_->get();
-}
+std::exception_ptr OpenRegWork::exception() const { return status_->get(); }
 
 // LITERALINCLUDE START: DISTRIBUTED_WORK_WAIT
 void OpenRegWork::synchronize() {
@@ -122,8 +117,8 @@ bool OpenRegWork::wait(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!end_.query()) {
     if (timeout != ::kNoTimeout && std::chrono::steady_clock::now() > deadline) {
-      C10_THROW_ERROR(DistBackendError, "openreg work timed out after " +
-                                            std::to_string(timeout.count()) + " ms");
+      C10_THROW_ERROR(DistBackendError,
+                      "openreg work timed out after " + std::to_string(timeout.count()) + " ms");
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }

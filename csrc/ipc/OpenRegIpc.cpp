@@ -47,7 +47,8 @@ class Limbo {
 
  private:
   size_t collect_locked() {
-    std::erase_if(blocks_, [](const std::unique_ptr<SentBlock>& b) { return b->references() <= 0; });
+    std::erase_if(blocks_,
+                  [](const std::unique_ptr<SentBlock>& b) { return b->references() <= 0; });
     return blocks_.size();
   }
   std::mutex mu_;
@@ -130,8 +131,7 @@ SharedStorageHandle share_storage(const c10::Storage& storage) {
 // LITERALINCLUDE END: IPC_SHARE_STORAGE
 
 // LITERALINCLUDE START: IPC_OPEN_STORAGE
-c10::Storage open_shared_storage(const SharedStorageHandle& handle, int memory_fd,
-                                 int control_fd) {
+c10::Storage open_shared_storage(const SharedStorageHandle& handle, int memory_fd, int control_fd) {
   DeviceIndex device = local_device(handle.physical_device);
   c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device));
   auto block = std::make_unique<ReceivedBlock>();

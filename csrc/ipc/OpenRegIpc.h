@@ -14,8 +14,8 @@ struct SharedStorageHandle {
   int memory_fd;        // the device memory (a memfd)
   size_t offset;        // the storage's bytes in that memory
   size_t nbytes;
-  int control_fd;       // the control block: event marker and references
-  uint64_t marker;      // completes when the exporter's queued work on the storage is done
+  int control_fd;   // the control block: event marker and references
+  uint64_t marker;  // completes when the exporter's queued work on the storage is done
 };
 
 // Exporter: the handle for `storage`, taking one reference for the receiver.
@@ -26,8 +26,7 @@ SharedStorageHandle share_storage(const c10::Storage& storage);
 // Receiver: maps the storage behind a handle; memory_fd and control_fd are this
 // process's descriptors (the caller closes them). The current stream of the
 // device waits for the exporter's marker.
-c10::Storage open_shared_storage(const SharedStorageHandle& handle, int memory_fd,
-                                 int control_fd);
+c10::Storage open_shared_storage(const SharedStorageHandle& handle, int memory_fd, int control_fd);
 
 // Receiver: a handle for a storage already open here; gives its reference
 // back at once (after ordering the current stream after its marker).

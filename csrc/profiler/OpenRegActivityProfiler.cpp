@@ -35,8 +35,7 @@ std::string activity_name(const orActivityRecord& r, const libkineto::ITraceActi
       static const char* kinds[] = {"HtoH", "HtoD", "DtoH", "DtoD"};
       return std::string("Memcpy ") + kinds[r.memcpy_kind] + " (openreg)";
     }
-    case orActivityKindMemset:
-      return "Memset (openreg)";
+    case orActivityKindMemset: return "Memset (openreg)";
   }
   return "openreg activity";
 }
@@ -103,8 +102,8 @@ class OpenRegActivitySession final : public libkineto::IActivityProfilerSession 
     buffer_->gpuOpCount = 0;
     std::map<int, std::set<int64_t>> rows;  // device -> streams seen
     for (const orActivityRecord& r : records_) {
-      auto& a = *buffer_->activities.emplace_back(std::make_unique<libkineto::GenericTraceActivity>(
-          buffer_->span, activity_type(r), ""));
+      auto& a = *buffer_->activities.emplace_back(
+          std::make_unique<libkineto::GenericTraceActivity>(buffer_->span, activity_type(r), ""));
       const libkineto::ITraceActivity* op =
           r.external_id != 0 ? get_linked(static_cast<int32_t>(r.external_id)) : nullptr;
       a.activityName = activity_name(r, op);
@@ -138,7 +137,9 @@ class OpenRegActivitySession final : public libkineto::IActivityProfilerSession 
   std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override { return nullptr; }
   std::vector<libkineto::ResourceInfo> getResourceInfos() override { return {}; }
   // Kineto keeps the activities alive as long as the trace that logged them.
-  std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override { return std::move(buffer_); }
+  std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override {
+    return std::move(buffer_);
+  }
 
  private:
   static void collect(const orActivityRecord* records, size_t count, void* self) {

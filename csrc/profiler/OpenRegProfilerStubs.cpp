@@ -31,7 +31,8 @@ struct OpenRegProfilerStubs final : torch::profiler::impl::ProfilerStubs {
 
   // Microseconds, as the CUDA stubs return: the two markers' stamps, taken by
   // the stream's worker when it reached them.
-  float elapsed(const ProfilerVoidEventStub* start, const ProfilerVoidEventStub* end) const override {
+  float elapsed(const ProfilerVoidEventStub* start,
+                const ProfilerVoidEventStub* end) const override {
     auto a = static_cast<orEvent_t>(start->get());
     auto b = static_cast<orEvent_t>(end->get());
     OPENREG_CHECK(orEventSynchronize(a));

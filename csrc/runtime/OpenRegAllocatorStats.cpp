@@ -37,11 +37,13 @@ void DeviceCachingAllocator::report_to_profiler(const char* action, const void* 
   if (!c10::memoryProfilingEnabled()) return;
   bool alloc = std::strcmp(action, "alloc") == 0;
   if (!alloc && std::strcmp(action, "free_requested") != 0) return;
-  auto total = [](const StatArray& s) { return s[static_cast<size_t>(StatType::AGGREGATE)].current; };
+  auto total = [](const StatArray& s) {
+    return s[static_cast<size_t>(StatType::AGGREGATE)].current;
+  };
   int64_t delta = alloc ? static_cast<int64_t>(size) : -static_cast<int64_t>(size);
-  c10::reportMemoryUsageToProfiler(const_cast<void*>(address), delta,
-                                   total(stats_.allocated_bytes) + (alloc ? 0 : delta),
-                                   total(stats_.reserved_bytes), Device(DeviceType::PrivateUse1, device_));
+  c10::reportMemoryUsageToProfiler(
+      const_cast<void*>(address), delta, total(stats_.allocated_bytes) + (alloc ? 0 : delta),
+      total(stats_.reserved_bytes), Device(DeviceType::PrivateUse1, device_));
 }
 
 void DeviceCachingAllocator::record(const char* action, const void* address, size_t size,
@@ -92,14 +94,15 @@ void DeviceCachingAllocator::snapshot(AllocatorSnapshot& out) {
   std::lock_guard<std::mutex> lock(mu_);
   merge_recent();
   for (Block* head : segments_) {
-    SegmentSnapshot seg{device_, reinterpret_cast<size_t>(head->ptr), 0, 0, 0, 0,
-                        head->stream, !head->pool->small, {}};
+    SegmentSnapshot seg{
+        device_, reinterpret_cast<size_t>(head->ptr), 0, 0, 0, 0, head->stream, !head->pool->small,
+        {}};
     for (Block* b = head; b != nullptr; b = b->next) {
-      const char* state = b->allocated ? "active_allocated"
+      const char* state = b->allocated          ? "active_allocated"
                           : !b->pending.empty() ? "active_pending_free"
                                                 : "inactive";
-      seg.blocks.push_back({reinterpret_cast<size_t>(b->ptr), b->size,
-                            b->allocated ? b->requested : 0, state});
+      seg.blocks.push_back(
+          {reinterpret_cast<size_t>(b->ptr), b->size, b->allocated ? b->requested : 0, state});
       seg.total_size += b->size;
       if (b->allocated) {
         seg.allocated_size += b->size;

@@ -24,7 +24,9 @@ constexpr size_t kSmallSegment = 2 << 20;      // small segments are 2 MiB
 constexpr size_t kMinLargeSegment = 20 << 20;  // requests of 1-10 MiB share 20 MiB segments
 constexpr size_t kLargeRound = 2 << 20;        // larger requests get their own, 2 MiB rounded
 
-size_t round_size(size_t n) { return n < kMinBlock ? kMinBlock : (n + kMinBlock - 1) / kMinBlock * kMinBlock; }
+size_t round_size(size_t n) {
+  return n < kMinBlock ? kMinBlock : (n + kMinBlock - 1) / kMinBlock * kMinBlock;
+}
 
 size_t segment_size(size_t rounded) {
   if (rounded <= kSmallSize) return kSmallSegment;
@@ -54,7 +56,8 @@ bool caching_disabled() {
 void update(StatArray& stat, bool small, int64_t amount) {
   for (auto type : {StatType::AGGREGATE, small ? StatType::SMALL_POOL : StatType::LARGE_POOL}) {
     Stat& s = stat[static_cast<size_t>(type)];
-    amount >= 0 ? s.increase(static_cast<size_t>(amount)) : s.decrease(static_cast<size_t>(-amount));
+    amount >= 0 ? s.increase(static_cast<size_t>(amount))
+                : s.decrease(static_cast<size_t>(-amount));
   }
 }
 
@@ -80,7 +83,8 @@ void DeviceCachingAllocator::remove_free(Block* b) {
 }
 
 size_t DeviceCachingAllocator::reserved() const {
-  return static_cast<size_t>(stats_.reserved_bytes[static_cast<size_t>(StatType::AGGREGATE)].current);
+  return static_cast<size_t>(
+      stats_.reserved_bytes[static_cast<size_t>(StatType::AGGREGATE)].current);
 }
 
 void DeviceCachingAllocator::release_segment(Block* b) {
@@ -228,11 +232,13 @@ void DeviceCachingAllocator::out_of_memory(size_t nbytes, const char* why) {
 }
 
 // A new segment from the driver, within the memory fraction.
-Block* DeviceCachingAllocator::new_segment(size_t size, size_t nbytes, StreamId stream, Pool* pool) {
+Block* DeviceCachingAllocator::new_segment(size_t size, size_t nbytes, StreamId stream,
+                                           Pool* pool) {
   if (reserved() + size > limit_) {
     release_cached();
     // Under a cap, settle for the smallest segment that holds the request.
-    size_t smallest = pool->small ? kSmallSegment : (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound;
+    size_t smallest =
+        pool->small ? kSmallSegment : (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound;
     size = std::min(size, smallest);
     if (reserved() + size > limit_) {
       std::ostringstream why;

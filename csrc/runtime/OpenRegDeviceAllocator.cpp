@@ -24,7 +24,8 @@ StreamId pool_key(MempoolId_t pool) { return -static_cast<StreamId>(pool.first);
 // LITERALINCLUDE START: ALLOCATOR_ALLOCATE
 DataPtr OpenRegDeviceAllocator::allocate(size_t nbytes) {
   DeviceIndex device = current_device();
-  if (nbytes == 0) return {nullptr, nullptr, &delete_block, Device(DeviceType::PrivateUse1, device)};
+  if (nbytes == 0)
+    return {nullptr, nullptr, &delete_block, Device(DeviceType::PrivateUse1, device)};
   StreamId stream = getCurrentOpenRegStream(device).id();
   Block* b = device_caching_allocator(device).malloc(nbytes, stream);
   return {b->ptr, b, &delete_block, Device(DeviceType::PrivateUse1, device)};

@@ -12,10 +12,10 @@ namespace c10::openreg {
 
 }  // namespace c10::openreg
 
-#define OPENREG_CHECK(EXPR)                                        \
-  do {                                                             \
-    const orError_t openreg_err_ = (EXPR);                         \
-    if (C10_UNLIKELY(openreg_err_ != orSuccess)) {                 \
-      ::c10::openreg::throw_driver_error(openreg_err_);     \
-    }                                                              \
+#define OPENREG_CHECK(EXPR)                             \
+  do {                                                  \
+    const orError_t openreg_err_ = (EXPR);              \
+    if (C10_UNLIKELY(openreg_err_ != orSuccess)) {      \
+      ::c10::openreg::throw_driver_error(openreg_err_); \
+    }                                                   \
   } while (0)

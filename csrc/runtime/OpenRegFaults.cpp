@@ -17,7 +17,8 @@ void inject_fault(const std::string& kind, uint64_t nth, uint64_t times) {
   } else if (kind == "copy") {
     k = orFaultCopy;
   } else {
-    TORCH_CHECK_VALUE(false, "unknown fault kind '", kind, "': expected 'alloc', 'launch' or 'copy'");
+    TORCH_CHECK_VALUE(false, "unknown fault kind '", kind,
+                      "': expected 'alloc', 'launch' or 'copy'");
   }
   TORCH_CHECK_VALUE(nth == 0 || times >= 1, "times must be at least 1, got ", times);
   OPENREG_CHECK(orFaultInject(k, nth, times));

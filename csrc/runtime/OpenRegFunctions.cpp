@@ -22,8 +22,8 @@ DeviceIndex device_count() noexcept {
 
 void check_device_index(DeviceIndex device) {
   TORCH_CHECK(device >= 0 && device < device_count(), "Invalid openreg device index ", int(device),
-              ": this process has ", int(device_count()), " openreg device(s), so the index must be in [0, ",
-              int(device_count()), ")");
+              ": this process has ", int(device_count()),
+              " openreg device(s), so the index must be in [0, ", int(device_count()), ")");
 }
 
 DeviceIndex current_device() {
@@ -55,8 +55,8 @@ DeviceProperties get_device_properties(DeviceIndex device) {
   check_device_index(device);
   orDeviceProp prop;
   OPENREG_CHECK(orGetDeviceProperties(&prop, device));
-  return {prop.name, prop.totalGlobalMem, prop.major, prop.minor, prop.multiProcessorCount,
-          prop.pciBusID};
+  return {prop.name,  prop.totalGlobalMem,      prop.major,
+          prop.minor, prop.multiProcessorCount, prop.pciBusID};
 }
 
 // True when the variable is set to anything but "" or "0".

@@ -48,8 +48,8 @@ c10::intrusive_ptr<c10::TensorImpl> OpenRegGeneratorImpl::get_state() const {
 void OpenRegGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
   TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() &&
                   new_state.device().is_cpu() && new_state.numel() == kStateBytes,
-              "an openreg generator state is a CPU uint8 tensor of ", kStateBytes,
-              " bytes, got ", new_state.numel(), " elements of ", new_state.dtype());
+              "an openreg generator state is a CPU uint8 tensor of ", kStateBytes, " bytes, got ",
+              new_state.numel(), " elements of ", new_state.dtype());
   uint64_t words[2];
   std::memcpy(words, new_state.data(), kStateBytes);
   seed_ = words[0];

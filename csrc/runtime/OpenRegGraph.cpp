@@ -26,7 +26,8 @@ struct OpenRegGraph final : public at::GraphImplInterface {
   void capture_begin(MempoolId_t pool, at::GraphCaptureMode) override {
     TORCH_CHECK(graph_ == nullptr && !capturing_, "this graph holds a capture already: reset() it");
     OpenRegStream stream = getCurrentOpenRegStream();
-    TORCH_CHECK(stream.id() != 0, "openreg cannot capture the default stream: capture inside "
+    TORCH_CHECK(stream.id() != 0,
+                "openreg cannot capture the default stream: capture inside "
                 "`with torch.Stream(device='openreg'):`");
     stream_ = stream.unwrap();
     pool_ = pool.first == 0 && pool.second == 0 ? new_pool_id() : pool;

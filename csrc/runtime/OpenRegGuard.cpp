@@ -93,8 +93,8 @@ void OpenRegGuardImpl::recordDataPtrOnStream(const DataPtr& data_ptr, const Stre
 // LITERALINCLUDE START: GUARD_EVENT_METHODS
 void OpenRegGuardImpl::record(void** event, const Stream& stream, const DeviceIndex device_index,
                               const EventFlag flag) const {
-  TORCH_CHECK(device_index == -1 || device_index == stream.device_index(),
-              "event device index ", int(device_index), " does not match the stream's device ",
+  TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "event device index ",
+              int(device_index), " does not match the stream's device ",
               int(stream.device_index()));
   OpenRegStream or_stream(stream);
   c10::DeviceGuard guard(stream.device());

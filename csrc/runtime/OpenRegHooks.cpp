@@ -70,8 +70,8 @@ void resize_storage_bytes(const c10::Storage& storage, size_t new_bytes) {
   TORCH_CHECK(impl->resizable(), "Trying to resize storage that is not resizable");
   size_t old_bytes = impl->nbytes();
   if (new_bytes == old_bytes) return;
-  DeviceIndex device = impl->device().type() == DeviceType::PrivateUse1 ? impl->device().index()
-                                                                        : current_device();
+  DeviceIndex device =
+      impl->device().type() == DeviceType::PrivateUse1 ? impl->device().index() : current_device();
   c10::DeviceGuard guard(Device(DeviceType::PrivateUse1, device));
   DataPtr fresh = impl->allocator()->allocate(new_bytes);
   size_t keep = std::min(old_bytes, new_bytes);

@@ -170,15 +170,16 @@ void release_boxed_kernel(void* boxed) {
 // memory of its own, which the driver frees when the body can never run again
 // (a captured kernel runs at every replay of its graph).
 template <class Body>
-constexpr bool copied_at_launch = std::is_trivially_copyable_v<Body> &&
-                                  sizeof(Body) <= OR_LAUNCH_ARGS_MAX && alignof(Body) <= 8;
+constexpr bool copied_at_launch =
+    std::is_trivially_copyable_v<Body> && sizeof(Body) <= OR_LAUNCH_ARGS_MAX && alignof(Body) <= 8;
 
 template <class Body, class... Args>
 void launch_new_kernel(Args&&... args) {
   if constexpr (copied_at_launch<Body>) {
     const Body body{std::forward<Args>(args)...};
     orStream_t stream = getCurrentOpenRegStream().stream();
-    OPENREG_CHECK(orLaunchKernelWithArgs(stream, &detail::run_boxed_kernel<Body>, &body, sizeof(Body)));
+    OPENREG_CHECK(
+        orLaunchKernelWithArgs(stream, &detail::run_boxed_kernel<Body>, &body, sizeof(Body)));
   } else {
     static_assert(alignof(Body) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "over-aligned kernel body");
     void* memory = detail::allocate_body(sizeof(Body));

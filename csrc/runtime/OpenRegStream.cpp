@@ -25,7 +25,8 @@ struct DevicePool {
 };
 
 DevicePool& pool(DeviceIndex device) {
-  static auto* pools = new std::array<DevicePool, kMaxDevices>();  // leaked: lives as long as workers
+  static auto* pools =
+      new std::array<DevicePool, kMaxDevices>();  // leaked: lives as long as workers
   return (*pools)[device];
 }
 
@@ -118,8 +119,8 @@ void OpenRegStream::synchronize() const {
 // LITERALINCLUDE START: STREAM_GET_CURRENT_AND_DEFAULT
 OpenRegStream getCurrentOpenRegStream(DeviceIndex device) {
   device = resolve(device);
-  return OpenRegStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device),
-                              current_ids[device]));
+  return OpenRegStream(
+      Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), current_ids[device]));
 }
 
 OpenRegStream getDefaultOpenRegStream(DeviceIndex device) {
@@ -148,7 +149,8 @@ namespace c10::openreg {
 
 // LITERALINCLUDE START: STREAM_FROM_EXTERNAL
 OpenRegStream getStreamFromExternal(orStream_t external, DeviceIndex device) {
-  TORCH_CHECK(external != nullptr, "an external stream cannot be NULL (that is the default stream)");
+  TORCH_CHECK(external != nullptr,
+              "an external stream cannot be NULL (that is the default stream)");
   int stream_device = -1;
   OPENREG_CHECK(orStreamGetDevice(external, &stream_device));
   device = resolve(device);
@@ -173,7 +175,8 @@ std::optional<StreamId> find_stream_id(DeviceIndex device, orStream_t stream) {
     std::lock_guard<std::mutex> lock(p.mu);
     for (int level = 0; level < kPriorities; ++level) {
       for (int index = 0; index < OpenRegStream::kStreamsPerPool; ++index) {
-        if (p.streams[level][index] == stream) return 1 + level * OpenRegStream::kStreamsPerPool + index;
+        if (p.streams[level][index] == stream)
+          return 1 + level * OpenRegStream::kStreamsPerPool + index;
       }
     }
   }
@@ -188,7 +191,8 @@ double event_elapsed_time(void* start, void* end) {
   TORCH_CHECK(start != nullptr && end != nullptr,
               "both events must be recorded before asking for the elapsed time");
   float ms = 0;
-  OPENREG_CHECK(orEventElapsedTime(&ms, static_cast<orEvent_t>(start), static_cast<orEvent_t>(end)));
+  OPENREG_CHECK(
+      orEventElapsedTime(&ms, static_cast<orEvent_t>(start), static_cast<orEvent_t>(end)));
   return ms;
 }
 

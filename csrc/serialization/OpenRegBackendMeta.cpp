@@ -61,7 +61,8 @@ void write_meta(const at::Tensor& tensor, std::unordered_map<std::string, bool>&
 void read_meta(const at::Tensor& tensor, std::unordered_map<std::string, bool>& metadata) {
   for (auto it = metadata.begin(); it != metadata.end();) {
     if (it->first.rfind(kKeyPrefix, 0) == 0) {
-      if (it->second) set_internal_format(tensor, parse_format(it->first.substr(strlen(kKeyPrefix))));
+      if (it->second)
+        set_internal_format(tensor, parse_format(it->first.substr(strlen(kKeyPrefix))));
       it = metadata.erase(it);
     } else {
       ++it;

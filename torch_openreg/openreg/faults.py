@@ -7,7 +7,8 @@ faults, a copy that fails, a device that stalls. The emulated driver can do each
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator, Literal
+from typing import Literal
+from collections.abc import Iterator
 
 from torch_openreg import _C
 

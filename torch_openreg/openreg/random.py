@@ -1,6 +1,7 @@
 """Seeding and RNG state of the openreg devices' default generators (as torch.cuda.random)."""
 
-from typing import Iterable, Union
+from typing import Union
+from collections.abc import Iterable
 
 import torch
 

@@ -26,7 +26,9 @@ using c10::openreg::launch_kernel;
 // clamp_min(x, 0).
 struct Relu {
   template <typename T>
-  static T apply(T x) { return x < T(0) ? T(0) : x; }
+  static T apply(T x) {
+    return x < T(0) ? T(0) : x;
+  }
 };
 
 // The plain loop runs on one thread: past kParallelElements elements,

@@ -86,7 +86,8 @@ bool try_raw_kernel(BinaryOp op, at::Tensor& out, const at::Tensor& a, const at:
     return false;
   }
   if (op == BinaryOp::Div && !c10::isFloatingType(dtype)) return false;
-  for (const at::Tensor* t : {static_cast<const at::Tensor*>(&out), &a, &b}) {  // raw pointers skip KernelTensor's check
+  for (const at::Tensor* t :
+       {static_cast<const at::Tensor*>(&out), &a, &b}) {  // raw pointers skip KernelTensor's check
     if (t->is_privateuseone()) c10::openreg::check_storage_fits(*t);
   }
   auto launch = [&](auto zero) {
@@ -173,8 +174,8 @@ at::Tensor binary(BinaryOp kind, const char* op, const at::Tensor& self, const a
 
 // LITERALINCLUDE START: NATIVE_BINARY_INPLACE
 template <class Kernel>
-at::Tensor& binary_inplace(BinaryOp kind, const char* op, at::Tensor& self,
-                           const at::Tensor& other, Kernel kernel, const c10::Scalar& alpha = 1) {
+at::Tensor& binary_inplace(BinaryOp kind, const char* op, at::Tensor& self, const at::Tensor& other,
+                           Kernel kernel, const c10::Scalar& alpha = 1) {
   Result r = plan(op, self, other, kind == BinaryOp::Div, kind <= BinaryOp::Sub ? &alpha : nullptr);
   TORCH_CHECK(self.is_privateuseone(), op, ": the in-place target must be an openreg tensor");
   check_result(op, self, r.dtype, r.shape);

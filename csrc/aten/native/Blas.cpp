@@ -27,8 +27,8 @@ void check_mm(const at::Tensor& self, const at::Tensor& mat2) {
   TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (",
               self.size(0), "x", self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
   TORCH_CHECK(self.scalar_type() == mat2.scalar_type(),
-              "expected m1 and m2 to have the same dtype, but got: ", self.scalar_type(), " != ",
-              mat2.scalar_type());
+              "expected m1 and m2 to have the same dtype, but got: ", self.scalar_type(),
+              " != ", mat2.scalar_type());
 }
 
 // Matrix products run PyTorch's CPU kernels on device memory; for float16 and
@@ -56,8 +56,7 @@ void check_addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   TORCH_CHECK(mat2.dim() == 2, "mat2 must be a matrix, got ", mat2.dim(), "-D tensor");
   TORCH_CHECK(mat1.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (",
               mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
-  TORCH_CHECK(self.scalar_type() == mat1.scalar_type() &&
-              mat1.scalar_type() == mat2.scalar_type(),
+  TORCH_CHECK(self.scalar_type() == mat1.scalar_type() && mat1.scalar_type() == mat2.scalar_type(),
               "self and mat2 must have the same dtype, but got ", self.scalar_type(), ", ",
               mat1.scalar_type(), " and ", mat2.scalar_type());
   at::infer_size({mat1.size(0), mat2.size(1)}, self.sizes());  // self must broadcast
@@ -89,11 +88,15 @@ void check_baddbmm(const char* op, const at::Tensor& self, const at::Tensor& bat
   common_device(op, {self, batch1, batch2});
   TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
-  TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of "
-              "batches, got ", batch1.size(0), " and ", batch2.size(0));
-  TORCH_CHECK(batch1.size(2) == batch2.size(1), "Expected size for first two dimensions of "
-              "batch2 tensor to be: [", batch1.size(0), ", ", batch1.size(2), "] but got: [",
-              batch2.size(0), ", ", batch2.size(1), "].");
+  TORCH_CHECK(batch1.size(0) == batch2.size(0),
+              "batch1 and batch2 must have same number of "
+              "batches, got ",
+              batch1.size(0), " and ", batch2.size(0));
+  TORCH_CHECK(batch1.size(2) == batch2.size(1),
+              "Expected size for first two dimensions of "
+              "batch2 tensor to be: [",
+              batch1.size(0), ", ", batch1.size(2), "] but got: [", batch2.size(0), ", ",
+              batch2.size(1), "].");
   TORCH_CHECK(batch1.scalar_type() == batch2.scalar_type(), "expected scalar type ",
               batch1.scalar_type(), " but found ", batch2.scalar_type(), " (", op, ")");
   if (self.defined()) {  // baddbmm: self must match the batches and broadcast to the result
@@ -109,8 +112,8 @@ at::Tensor& launch_baddbmm(at::Tensor& out, const at::Tensor& self, const at::Te
                            const c10::Scalar& alpha) {
   if (out.numel() == 0) return out;
   c10::DeviceGuard guard(out.device());
-  std::optional<KernelTensor> s = self.defined() ? std::optional<KernelTensor>(KernelTensor(self))
-                                                 : std::nullopt;
+  std::optional<KernelTensor> s =
+      self.defined() ? std::optional<KernelTensor>(KernelTensor(self)) : std::nullopt;
   launch_kernel([out = KernelTensor(out), s, b1 = KernelTensor(batch1), b2 = KernelTensor(batch2),
                  beta, alpha] {
     at::Tensor result = out.cpu();
@@ -132,14 +135,17 @@ void check_addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Te
   common_device("addbmm", {self, batch1, batch2});
   TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
-  TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of "
-              "batches, got ", batch1.size(0), " and ", batch2.size(0));
+  TORCH_CHECK(batch1.size(0) == batch2.size(0),
+              "batch1 and batch2 must have same number of "
+              "batches, got ",
+              batch1.size(0), " and ", batch2.size(0));
   TORCH_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm (",
-              batch1.size(1), "x", batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2), ")");
-  TORCH_CHECK(self.scalar_type() == batch1.scalar_type() &&
-              batch1.scalar_type() == batch2.scalar_type(),
-              "addbmm: expected self, batch1 and batch2 to have the same dtype, but got: ",
-              self.scalar_type(), ", ", batch1.scalar_type(), " and ", batch2.scalar_type());
+              batch1.size(1), "x", batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2),
+              ")");
+  TORCH_CHECK(
+      self.scalar_type() == batch1.scalar_type() && batch1.scalar_type() == batch2.scalar_type(),
+      "addbmm: expected self, batch1 and batch2 to have the same dtype, but got: ",
+      self.scalar_type(), ", ", batch1.scalar_type(), " and ", batch2.scalar_type());
   at::infer_size({batch1.size(1), batch2.size(2)}, self.sizes());  // self must broadcast
 }
 
@@ -158,8 +164,8 @@ at::Tensor& launch_addbmm(at::Tensor& out, const at::Tensor& self, const at::Ten
     at::Tensor rhs = b2.cpu().reshape({bk, p});
     at::Tensor result = out.cpu();
     if (result.scalar_type() == at::kHalf) {  // see in_compute_type
-      result.copy_(at::addmm(in_compute_type(s.cpu()), in_compute_type(lhs),
-                             in_compute_type(rhs), beta, alpha));
+      result.copy_(at::addmm(in_compute_type(s.cpu()), in_compute_type(lhs), in_compute_type(rhs),
+                             beta, alpha));
     } else {  // self may be out itself (addbmm_): the CPU kernel handles that aliasing
       at::addmm_out(result, s.cpu(), lhs, rhs, beta, alpha);
     }
@@ -197,8 +203,8 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
 
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
   check_baddbmm("bmm", at::Tensor(), self, mat2);
-  at::Tensor out = empty_openreg({self.size(0), self.size(1), mat2.size(2)}, self.scalar_type(),
-                                 self.device());
+  at::Tensor out =
+      empty_openreg({self.size(0), self.size(1), mat2.size(2)}, self.scalar_type(), self.device());
   return launch_baddbmm(out, at::Tensor(), self, mat2, 0, 1);
 }
 

@@ -53,7 +53,8 @@ std::vector<c10::IValue> bind_results(const Plan& plan, const torch::jit::Stack&
   for (size_t r = 0; r < plan.written.size(); ++r) {
     const c10::IValue& meta = plan.results[r];
     if (plan.written[r] < 0) {
-      results.push_back(map_tensors(meta, [&](const at::Tensor& t) { return allocate_like(t, device); }));
+      results.push_back(
+          map_tensors(meta, [&](const at::Tensor& t) { return allocate_like(t, device); }));
       continue;
     }
     results.push_back(stack[first + plan.written[r]]);
@@ -161,18 +162,19 @@ std::vector<c10::IValue> run_and_wait(const c10::OperatorHandle& op, const torch
   auto produced = std::make_shared<Produced>();
   launch_kernel([op, args = std::move(args), outs = std::move(outs), produced] {
     try {
-    torch::jit::Stack cpu;
-    args.append_to(cpu);
-    for (size_t a : outs) {
-      cpu[a] = map_tensors(cpu[a], [](const at::Tensor& t) { return at::empty({0}, t.options()); });
-    }
-    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
-    for (auto& r : cpu) {  // a result over device memory (a view of an input) is read now
-      r = map_tensors(r, [](const at::Tensor& t) {
-        return t.defined() && !t.storage().resizable() ? t.clone() : t;
-      });
-    }
-    produced->results = std::move(cpu);
+      torch::jit::Stack cpu;
+      args.append_to(cpu);
+      for (size_t a : outs) {
+        cpu[a] =
+            map_tensors(cpu[a], [](const at::Tensor& t) { return at::empty({0}, t.options()); });
+      }
+      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+      for (auto& r : cpu) {  // a result over device memory (a view of an input) is read now
+        r = map_tensors(r, [](const at::Tensor& t) {
+          return t.defined() && !t.storage().resizable() ? t.clone() : t;
+        });
+      }
+      produced->results = std::move(cpu);
     } catch (...) {
       produced->error = std::current_exception();
     }
@@ -243,16 +245,15 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
     }
     if (meta.defined() && cpu.defined() &&
         (meta.sizes() != cpu.sizes() || meta.scalar_type() != cpu.scalar_type())) {
-      fixed->results.push_back(at::empty_strided(cpu.sizes(), cpu.strides(),
-                                                 cpu.options().device(c10::kMeta)));
-      fixed->out.reset();  // the .out overload would want the Meta shapes and dtypes
+      fixed->results.push_back(
+          at::empty_strided(cpu.sizes(), cpu.strides(), cpu.options().device(c10::kMeta)));
+      fixed->out.reset();       // the .out overload would want the Meta shapes and dtypes
       fixed->writer = nullptr;  // and so would a writer
     } else if (meta.defined() && cpu.defined() && meta.strides() != cpu.strides()) {
       // Same shape, another layout (max_unpool2d's Meta kernel says channels
       // last where the CPU kernel writes contiguous rows, and its .out
       // overload writes rows whatever the strides): the CPU's layout.
-      fixed->results.push_back(at::empty_strided(cpu.sizes(), cpu.strides(),
-                                                 meta.options()));
+      fixed->results.push_back(at::empty_strided(cpu.sizes(), cpu.strides(), meta.options()));
     } else {
       fixed->results.push_back(plan->results[r]);
     }
@@ -294,7 +295,8 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
       bind_results(*plan, *stack, first, *device);  // resizes out= arguments as Meta says
     }
     torch::jit::Stack produced = run_and_wait(op, *stack, first);
-    if (plan != nullptr && key.has_value()) remember(std::move(*key), corrected_plan(plan, produced));
+    if (plan != nullptr && key.has_value())
+      remember(std::move(*key), corrected_plan(plan, produced));
     results = device_results(schema, produced, *stack, first, *device);
   }
   torch::jit::drop(*stack, n);

@@ -143,7 +143,8 @@ std::optional<c10::OperatorHandle> find_out_variant(const c10::FunctionSchema& s
 }
 
 std::optional<c10::OperatorHandle> out_variant(const c10::FunctionSchema& schema) {
-  static auto* found = new LockedMap<const c10::FunctionSchema*, std::optional<c10::OperatorHandle>>();
+  static auto* found =
+      new LockedMap<const c10::FunctionSchema*, std::optional<c10::OperatorHandle>>();
   if (auto hit = found->find(&schema)) return *hit;
   std::optional<c10::OperatorHandle> out = find_out_variant(schema);
   found->set(&schema, out);
@@ -168,7 +169,8 @@ Writer writer_for(const c10::FunctionSchema& schema) {
 bool out_fits(const c10::OperatorHandle& out, const torch::jit::Stack& args,
               const std::vector<c10::IValue>& results) {
   torch::jit::Stack trial;
-  for (const auto& a : args) trial.push_back(map_tensors(a, [](const at::Tensor& t) { return to_meta(t); }));
+  for (const auto& a : args)
+    trial.push_back(map_tensors(a, [](const at::Tensor& t) { return to_meta(t); }));
   std::vector<c10::IValue> outs;
   for (const auto& r : results) {
     bool undefined = false;
@@ -271,7 +273,8 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
   }
   for (const auto& ret : schema.returns()) {  // a bool or a number: only the kernel knows it
     auto kind = ret.type()->kind();
-    if (kind != c10::TypeKind::TensorType && kind != c10::TypeKind::ListType) plan->from_data = true;
+    if (kind != c10::TypeKind::TensorType && kind != c10::TypeKind::ListType)
+      plan->from_data = true;
   }
   if (plan->from_data) {
     plan->results.clear();
@@ -286,8 +289,10 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
     });
   }
   plan->written = written_arguments(schema);
-  plan->in_place = std::all_of(plan->written.begin(), plan->written.end(), [](int a) { return a >= 0; });
-  if (auto out = out_variant(schema); !plan->in_place && out && out_fits(*out, args, plan->results)) {
+  plan->in_place =
+      std::all_of(plan->written.begin(), plan->written.end(), [](int a) { return a >= 0; });
+  if (auto out = out_variant(schema);
+      !plan->in_place && out && out_fits(*out, args, plan->results)) {
     plan->out = out;
   }
   if (!plan->in_place) plan->writer = writer_for(schema);
@@ -299,8 +304,6 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
 }
 // LITERALINCLUDE END: BORROWED_STEP_PLAN
 
-void set_writer(const char* op, Writer writer) {
-  writers().set(op, writer);
-}
+void set_writer(const char* op, Writer writer) { writers().set(op, writer); }
 
 }  // namespace at::native::openreg

@@ -34,10 +34,10 @@ struct Plan {
   std::optional<c10::OperatorHandle> out;  // the .out overload writing the new results, if any
   // Set by a kernel when the .out overload turned out to want other shapes.
   std::shared_ptr<std::atomic<bool>> out_failed = std::make_shared<std::atomic<bool>>(false);
-  Writer writer = nullptr;                 // fills the new results directly, if set (set_writer)
-  bool checked = false;                    // the shapes were compared with the CPU kernel's
-  bool from_data = false;                  // no plan: the shapes depend on the data, or the
-                                           // CPU kernel returns a conjugate or negative view
+  Writer writer = nullptr;  // fills the new results directly, if set (set_writer)
+  bool checked = false;     // the shapes were compared with the CPU kernel's
+  bool from_data = false;   // no plan: the shapes depend on the data, or the
+                            // CPU kernel returns a conjugate or negative view
 };
 // LITERALINCLUDE END: BORROWED_PLAN_TYPE
 

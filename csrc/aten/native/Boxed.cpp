@@ -18,8 +18,10 @@ Operand::Operand(const at::Tensor& t) {
 bool holds_tensors(const c10::TypePtr& type) {
   switch (type->kind()) {
     case c10::TypeKind::TensorType: return true;
-    case c10::TypeKind::OptionalType: return holds_tensors(type->castRaw<c10::OptionalType>()->getElementType());
-    case c10::TypeKind::ListType: return holds_tensors(type->castRaw<c10::ListType>()->getElementType());
+    case c10::TypeKind::OptionalType:
+      return holds_tensors(type->castRaw<c10::OptionalType>()->getElementType());
+    case c10::TypeKind::ListType:
+      return holds_tensors(type->castRaw<c10::ListType>()->getElementType());
     default: return false;
   }
 }

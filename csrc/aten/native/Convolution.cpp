@@ -22,16 +22,19 @@ std::vector<int64_t> output_shape(const at::Tensor& input, const at::Tensor& wei
                                   c10::IntArrayRef stride, c10::IntArrayRef padding,
                                   c10::IntArrayRef dilation, bool transposed,
                                   c10::IntArrayRef output_padding, int64_t groups) {
-  TORCH_CHECK(input.dim() == weight.dim() && input.dim() >= 3, "convolution: expected input and "
-              "weight of the same rank (3 to 5), got ", input.sizes(), " and ", weight.sizes());
+  TORCH_CHECK(input.dim() == weight.dim() && input.dim() >= 3,
+              "convolution: expected input and "
+              "weight of the same rank (3 to 5), got ",
+              input.sizes(), " and ", weight.sizes());
   int64_t spatial = input.dim() - 2;
   auto at = [](c10::IntArrayRef v, int64_t i) { return v.size() == 1 ? v[0] : v[i]; };
   std::vector<int64_t> shape{input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
   for (int64_t i = 0; i < spatial; ++i) {
     int64_t in = input.size(i + 2), k = weight.size(i + 2);
     int64_t extent = at(dilation, i) * (k - 1) + 1;
-    int64_t out = transposed ? (in - 1) * at(stride, i) - 2 * at(padding, i) + extent + at(output_padding, i)
-                             : (in + 2 * at(padding, i) - extent) / at(stride, i) + 1;
+    int64_t out =
+        transposed ? (in - 1) * at(stride, i) - 2 * at(padding, i) + extent + at(output_padding, i)
+                   : (in + 2 * at(padding, i) - extent) / at(stride, i) + 1;
     TORCH_CHECK(out > 0, "convolution: the output would be empty (input ", input.sizes(),
                 ", kernel ", weight.sizes(), ")");
     shape.push_back(out);
@@ -40,7 +43,8 @@ std::vector<int64_t> output_shape(const at::Tensor& input, const at::Tensor& wei
 }
 
 std::optional<KernelTensor> kernel_view(const std::optional<at::Tensor>& t) {
-  return t.has_value() && t->defined() ? std::optional<KernelTensor>(KernelTensor(*t)) : std::nullopt;
+  return t.has_value() && t->defined() ? std::optional<KernelTensor>(KernelTensor(*t))
+                                       : std::nullopt;
 }
 }  // namespace
 
@@ -56,13 +60,14 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   c10::Device device = common_device("convolution", {input, weight, bias.value_or(at::Tensor())});
   TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (", input.scalar_type(),
               ") and weight type (", weight.scalar_type(), ") should be the same");
-  at::Tensor out = at::empty(output_shape(input, weight, stride, padding, dilation, transposed,
-                                          output_padding, groups),
-                             input.options().memory_format(input.suggest_memory_format()));
+  at::Tensor out = at::empty(
+      output_shape(input, weight, stride, padding, dilation, transposed, output_padding, groups),
+      input.options().memory_format(input.suggest_memory_format()));
   c10::DeviceGuard guard(device);
   launch_kernel([out = KernelTensor(out), in = KernelTensor(input), w = KernelTensor(weight),
                  b = kernel_view(bias), stride = stride.vec(), padding = padding.vec(),
-                 dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups] {
+                 dilation = dilation.vec(), transposed, output_padding = output_padding.vec(),
+                 groups] {
     // float16 is computed in float32 and rounded by the copy (see in_compute_type).
     std::optional<at::Tensor> cpu_bias =
         b ? std::optional<at::Tensor>(in_compute_type(b->cpu())) : std::nullopt;
@@ -92,12 +97,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
                  in = KernelTensor(input), w = KernelTensor(weight), bias_size,
                  stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(),
                  transposed, output_padding = output_padding.vec(), groups, output_mask] {
-    auto [di, dw, db] = at::convolution_backward(in_compute_type(go.cpu()),
-                                                 in_compute_type(in.cpu()),
-                                                 in_compute_type(w.cpu()),
-                                                 std::vector<int64_t>{bias_size}, stride, padding,
-                                                 dilation, transposed, output_padding, groups,
-                                                 output_mask);
+    auto [di, dw, db] = at::convolution_backward(
+        in_compute_type(go.cpu()), in_compute_type(in.cpu()), in_compute_type(w.cpu()),
+        std::vector<int64_t>{bias_size}, stride, padding, dilation, transposed, output_padding,
+        groups, output_mask);
     if (gi) gi->cpu().copy_(di);
     if (gw) gw->cpu().copy_(dw);
     if (gb) gb->cpu().copy_(db);

@@ -28,8 +28,7 @@ using c10::openreg::launch_kernel;
 // bytes; copying them into a tensor without the bit would drop the conjugation.
 bool bytes_match(const at::Tensor& a, const at::Tensor& b) {
   return a.dtype() == b.dtype() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
-         a.is_non_overlapping_and_dense() && a.is_conj() == b.is_conj() &&
-         a.is_neg() == b.is_neg();
+         a.is_non_overlapping_and_dense() && a.is_conj() == b.is_conj() && a.is_neg() == b.is_neg();
 }
 
 // Whether a device tensor's bytes, read raw, are its values: dense, and
@@ -52,9 +51,7 @@ at::Tensor dense_like(const at::Tensor& t, c10::Device device, c10::ScalarType d
 // LITERALINCLUDE START: COPY_ON_DEVICE_KERNEL
 void copy_on_device(const at::Tensor& dst, const at::Tensor& src) {
   c10::DeviceGuard guard(dst.device());
-  launch_kernel([dst = KernelTensor(dst), src = KernelTensor(src)] {
-    dst.cpu().copy_(src.cpu());
-  });
+  launch_kernel([dst = KernelTensor(dst), src = KernelTensor(src)] { dst.cpu().copy_(src.cpu()); });
 }
 // LITERALINCLUDE END: COPY_ON_DEVICE_KERNEL
 

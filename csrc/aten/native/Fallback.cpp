@@ -50,7 +50,8 @@ std::string why_no_fallback(const c10::FunctionSchema& schema) {
     const auto& type = arg.real_type();
     // Random operators must draw from the openreg generator, not the CPU's.
     if (type->kind() == c10::TypeKind::OptionalType &&
-        type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType) {
+        type->castRaw<c10::OptionalType>()->getElementType()->kind() ==
+            c10::TypeKind::GeneratorType) {
       return "it draws random numbers, and the CPU would use its own generator instead of "
              "openreg's (seeding the device would have no effect)";
     }

@@ -183,8 +183,8 @@ static bool sums_rows(const at::Tensor& self, const c10::List<std::optional<at::
   };
   return plain(self) && plain(idx) && plain(v) &&
          (self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble) &&
-         self.dim() >= 1 && self.size(0) > 0 && idx.scalar_type() == at::kLong &&
-         idx.dim() == 1 && idx.device() == self.device() && v.device() == self.device() &&
+         self.dim() >= 1 && self.size(0) > 0 && idx.scalar_type() == at::kLong && idx.dim() == 1 &&
+         idx.device() == self.device() && v.device() == self.device() &&
          v.scalar_type() == self.scalar_type() && v.dim() == self.dim() &&
          v.size(0) == idx.size(0) && v.sizes().slice(1) == self.sizes().slice(1) &&
          !v.is_alias_of(self) && !idx.is_alias_of(self) &&
@@ -229,10 +229,10 @@ struct GatherKernel {
   elem_t* out;
   const elem_t* self;
   const int64_t* index;
-  int64_t outer;   // product of the sizes before dim
-  int64_t picks;   // index.size(dim)
-  int64_t size;    // self.size(dim)
-  int64_t inner;   // product of the sizes after dim
+  int64_t outer;  // product of the sizes before dim
+  int64_t picks;  // index.size(dim)
+  int64_t size;   // self.size(dim)
+  int64_t inner;  // product of the sizes after dim
   int64_t dim;
 
   void operator()() const {

@@ -62,7 +62,7 @@ bool joinable(at::TensorList tensors, int64_t dim, bool same_sizes) {
   const at::Tensor& first = tensors[0];
   const int64_t rank = first.dim();
   const int64_t join_rank = same_sizes ? rank + 1 : rank;  // stack adds a dimension
-  if (rank == 0 && !same_sizes) return false;  // cat of 0-dim tensors: PyTorch's error
+  if (rank == 0 && !same_sizes) return false;              // cat of 0-dim tensors: PyTorch's error
   if (dim < -join_rank || dim >= join_rank) return false;  // PyTorch's error
   const int64_t d = dim < 0 ? dim + join_rank : dim;
   int64_t numel = 0;

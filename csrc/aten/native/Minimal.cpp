@@ -35,9 +35,8 @@ void check_factory_options(std::optional<c10::Layout> layout, std::optional<bool
 // Grows the storage when the tensor's new geometry needs more bytes.
 void ensure_storage_fits(const at::Tensor& self) {
   auto* impl = self.unsafeGetTensorImpl();
-  size_t needed = at::detail::computeStorageNbytes(impl->sizes(), impl->strides(),
-                                                   impl->dtype().itemsize(),
-                                                   impl->storage_offset());
+  size_t needed = at::detail::computeStorageNbytes(
+      impl->sizes(), impl->strides(), impl->dtype().itemsize(), impl->storage_offset());
   if (needed > impl->storage().nbytes()) {
     c10::openreg::resize_storage_bytes(impl->storage(), needed);
   }
@@ -69,8 +68,8 @@ at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Devi
 // The result of an elementwise kernel whose input `like` has the result's
 // shape: laid out as `like` when it is dense in another order (channels_last,
 // a transpose), as PyTorch's CPU kernels lay out theirs; contiguous otherwise.
-at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size,
-                              c10::ScalarType dtype, c10::Device device) {
+at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size, c10::ScalarType dtype,
+                              c10::Device device) {
   if (like.sizes() != size || like.is_contiguous() || !like.is_non_overlapping_and_dense()) {
     return empty_openreg(size, dtype, device);
   }

@@ -11,8 +11,8 @@ namespace at::native::openreg {
 // (CUDA's kernels call at::detail::empty_cuda the same way).
 at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Device device);
 // Laid out as `like` if it has that shape and is dense in another order.
-at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size,
-                              c10::ScalarType dtype, c10::Device device);
+at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size, c10::ScalarType dtype,
+                              c10::Device device);
 
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                                std::optional<c10::Layout> layout, std::optional<c10::Device> device,

@@ -56,7 +56,8 @@ at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> t
                         std::optional<at::Generator> gen);
 at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen);
 at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Generator> gen);
-at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p, std::optional<at::Generator> gen);
+at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
+                             std::optional<at::Generator> gen);
 
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
                                                   std::optional<bool> train);

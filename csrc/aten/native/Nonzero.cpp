@@ -136,18 +136,18 @@ static int64_t count_on_device(const char* op, const at::Tensor& t) {
       });
     });
   } else {
-    launch_kernel([in = KernelTensor(t), count] {
-      *count = at::count_nonzero(in.cpu()).item<int64_t>();
-    });
+    launch_kernel(
+        [in = KernelTensor(t), count] { *count = at::count_nonzero(in.cpu()).item<int64_t>(); });
   }
   c10::openreg::getCurrentOpenRegStream().synchronize();
   return *count;
 }
 
 at::Tensor nonzero(const at::Tensor& self) {
-  TORCH_CHECK(self.numel() < std::numeric_limits<int>::max(), "nonzero is not supported for "
-              "tensors with more than INT_MAX elements, but got a tensor of ", self.numel(),
-              " elements");
+  TORCH_CHECK(self.numel() < std::numeric_limits<int>::max(),
+              "nonzero is not supported for "
+              "tensors with more than INT_MAX elements, but got a tensor of ",
+              self.numel(), " elements");
   c10::DeviceGuard guard(self.device());
   const int64_t count = count_on_device("aten::nonzero", self);
   at::Tensor out = empty_openreg({count, self.dim()}, at::kLong, self.device());
@@ -176,8 +176,10 @@ at::Tensor nonzero(const at::Tensor& self) {
 at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
   c10::Device device = common_device("masked_select", {self, mask});
-  TORCH_CHECK(self.is_privateuseone() && mask.is_privateuseone(), "masked_select: expected "
-              "both tensors on ", device);
+  TORCH_CHECK(self.is_privateuseone() && mask.is_privateuseone(),
+              "masked_select: expected "
+              "both tensors on ",
+              device);
   at::DimVector shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
   c10::DeviceGuard guard(device);
   const int64_t count = count_on_device("aten::masked_select", mask.expand(shape));

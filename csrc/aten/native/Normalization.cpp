@@ -18,7 +18,9 @@ namespace at::native::openreg {
 
 namespace {
 
-at::Tensor optional_tensor(const c10::IValue& v) { return v.isNone() ? at::Tensor() : v.toTensor(); }
+at::Tensor optional_tensor(const c10::IValue& v) {
+  return v.isNone() ? at::Tensor() : v.toTensor();
+}
 
 // Writers hand PyTorch's compute routines dense memory of one dtype; anything
 // else (mixed precision parameters, strided results) takes the usual path.
@@ -69,8 +71,7 @@ bool layer_norm_backward_writer(const torch::jit::Stack& args, const torch::jit:
   at::Tensor weight = optional_tensor(args[5]), bias = optional_tensor(args[6]);
   at::Tensor dx = optional_tensor(outs[0]), dweight = optional_tensor(outs[1]),
              dbias = optional_tensor(outs[2]);
-  if (!one_dtype(x, {dy, weight, bias, mean, rstd}) ||
-      !dense_where_defined({dx, dweight, dbias})) {
+  if (!one_dtype(x, {dy, weight, bias, mean, rstd}) || !dense_where_defined({dx, dweight, dbias})) {
     return false;
   }
   auto [M, N] = at::native::_check_layer_norm_inputs(x, shape, weight, bias);

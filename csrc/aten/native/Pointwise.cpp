@@ -22,9 +22,8 @@ struct IsFiniteKernel {
   void operator()() const {
     const auto* x = c10::openreg::kernel_pointer(static_cast<const Bits*>(in));
     bool* y = c10::openreg::kernel_pointer(out);
-    c10::openreg::kernel_parallel_for(0, n, kParallelElements, [&](int64_t begin, int64_t end) {
-      check(x, y, begin, end);
-    });
+    c10::openreg::kernel_parallel_for(0, n, kParallelElements,
+                                      [&](int64_t begin, int64_t end) { check(x, y, begin, end); });
   }
   OPENREG_VECTOR_CLONES static void check(const Bits* x, bool* y, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = (x[i] & kExponent) != kExponent;

@@ -66,8 +66,7 @@ inline bool row_major_slice(const at::Tensor& t) {
 inline bool plain(const at::Tensor& t, c10::ScalarType dtype, at::IntArrayRef sizes,
                   bool slices = false) {
   return t.is_privateuseone() && t.scalar_type() == dtype && c10::isFloatingType(dtype) &&
-         t.sizes() == sizes && (t.is_contiguous() || (slices && row_major_slice(t))) &&
-         !t.is_neg();
+         t.sizes() == sizes && (t.is_contiguous() || (slices && row_major_slice(t))) && !t.is_neg();
 }
 
 // Inside a kernel, the CPU kernel is called directly: its tensors need no
@@ -174,24 +173,30 @@ template <>
 struct Exact<at::_ops::neg> {
   static constexpr bool kHas = true;
   template <class T>
-  static T apply(T x) { return -x; }
+  static T apply(T x) {
+    return -x;
+  }
 };
 template <>
 struct Exact<at::_ops::abs> {
   static constexpr bool kHas = true;
   template <class T>
-  static T apply(T x) { return std::abs(x); }
+  static T apply(T x) {
+    return std::abs(x);
+  }
 };
 // A comparison with a scalar compares in the tensor's dtype (x > 0.1 on float
 // tensors converts 0.1 to float first), so one apply serves both overloads.
-#define OPENREG_EXACT_COMPARISON(name, expr)             \
-  template <>                                            \
-  struct Exact<at::_ops::name##_Tensor> {                \
-    static constexpr bool kHas = true;                   \
-    template <class T>                                   \
-    static bool apply(T a, T b) { return expr; }         \
-  };                                                     \
-  template <>                                            \
+#define OPENREG_EXACT_COMPARISON(name, expr) \
+  template <>                                \
+  struct Exact<at::_ops::name##_Tensor> {    \
+    static constexpr bool kHas = true;       \
+    template <class T>                       \
+    static bool apply(T a, T b) {            \
+      return expr;                           \
+    }                                        \
+  };                                         \
+  template <>                                \
   struct Exact<at::_ops::name##_Scalar> : Exact<at::_ops::name##_Tensor> {};
 OPENREG_EXACT_COMPARISON(eq, a == b)
 OPENREG_EXACT_COMPARISON(ne, a != b)
@@ -231,8 +236,7 @@ bool launch_exact(const at::Tensor& out, const at::Tensor& self, const at::Tenso
   c10::openreg::check_storage_fits(self);
   c10::openreg::check_storage_fits(other);
   c10::openreg::launch_new_kernel<BinaryLoop<Exact<Op>, T, R>>(
-      out.mutable_data_ptr<R>(), self.const_data_ptr<T>(), other.const_data_ptr<T>(),
-      self.numel());
+      out.mutable_data_ptr<R>(), self.const_data_ptr<T>(), other.const_data_ptr<T>(), self.numel());
   return true;
 }
 template <class Op, class T, class R>
@@ -290,14 +294,13 @@ struct Functional<Op, OpOut, to_bool, at::Tensor(const at::Tensor&, Rest...)> {
     if constexpr (Exact<Op>::kHas) {  // small float operands: a loop of our own
       using FloatResult = std::conditional_t<to_bool, bool, float>;
       using DoubleResult = std::conditional_t<to_bool, bool, double>;
-      bool queued = takes_exact(self) &&
-                    (self.scalar_type() == at::kFloat
-                         ? launch_exact<Op, float, FloatResult>(out, self, rest...)
-                         : launch_exact<Op, double, DoubleResult>(out, self, rest...));
+      bool queued =
+          takes_exact(self) && (self.scalar_type() == at::kFloat
+                                    ? launch_exact<Op, float, FloatResult>(out, self, rest...)
+                                    : launch_exact<Op, double, DoubleResult>(out, self, rest...));
       if (queued) return out;
     }
-    c10::openreg::launch_new_kernel<Call>(KernelTensor(out), KernelTensor(self),
-                                          KeptRest(rest...));
+    c10::openreg::launch_new_kernel<Call>(KernelTensor(out), KernelTensor(self), KeptRest(rest...));
     return out;
   }
 };

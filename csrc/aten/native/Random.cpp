@@ -63,7 +63,9 @@ struct Draw {
   Philox philox;
   uint64_t first;
 
-  void operator()(int64_t i, uint32_t out[4]) const { philox.block(first + static_cast<uint64_t>(i), out); }
+  void operator()(int64_t i, uint32_t out[4]) const {
+    philox.block(first + static_cast<uint64_t>(i), out);
+  }
   static double unit(uint32_t a, uint32_t b) {  // [0, 1) with 53 random bits
     return ((uint64_t(a) << 21) ^ (b >> 11)) * 0x1.0p-53;
   }
@@ -93,12 +95,13 @@ template <class F>
 void for_each_coin(const Draw& draw, int64_t n, uint64_t threshold, const F& f) {
   c10::openreg::kernel_parallel_for(0, static_cast<int64_t>(coin_blocks(n)), kRandomGrain / 4,
                                     [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b) {
-      uint32_t r[4];
-      draw(b, r);
-      for (int64_t k = 0; k < 4 && 4 * b + k < n; ++k) f(4 * b + k, r[k] < threshold);
-    }
-  });
+                                      for (int64_t b = begin; b < end; ++b) {
+                                        uint32_t r[4];
+                                        draw(b, r);
+                                        for (int64_t k = 0; k < 4 && 4 * b + k < n; ++k)
+                                          f(4 * b + k, r[k] < threshold);
+                                      }
+                                    });
 }
 // LITERALINCLUDE END: RANDOM_COIN_FLIPS
 
@@ -106,13 +109,14 @@ void for_each_coin(const Draw& draw, int64_t n, uint64_t threshold, const F& f) 
 // Reserves `numel` blocks of the generator's stream, on the host, in launch
 // order: the kernel then knows exactly which numbers are its own.
 Draw reserve(c10::Device device, uint64_t blocks, std::optional<at::Generator> gen) {
-  TORCH_CHECK(!c10::openreg::getCurrentOpenRegStream().is_capturing(), "random operators cannot "
+  TORCH_CHECK(!c10::openreg::getCurrentOpenRegStream().is_capturing(),
+              "random operators cannot "
               "be captured in an openreg graph: every replay would repeat the numbers drawn at "
               "capture");
   auto* generator = at::get_generator_or_default<OpenRegGeneratorImpl>(
       gen, c10::openreg::default_generator(device.index()));
-  TORCH_CHECK(generator->device() == device, "expected a generator on ", device,
-              " but got one on ", generator->device());
+  TORCH_CHECK(generator->device() == device, "expected a generator on ", device, " but got one on ",
+              generator->device());
   std::lock_guard<std::mutex> lock(generator->mutex_);
   auto [seed, offset] = generator->reserve(blocks);
   return {{seed}, offset};
@@ -131,7 +135,8 @@ at::Tensor& launch_fill(at::Tensor& self, Fill fill) {
   c10::DeviceGuard guard(self.device());
   launch_kernel([out = KernelTensor(self), fill] {
     at::Tensor target = out.cpu();
-    at::Tensor dense = target.is_contiguous() ? target : at::empty(target.sizes(), target.options());
+    at::Tensor dense =
+        target.is_contiguous() ? target : at::empty(target.sizes(), target.options());
     fill(dense);
     if (!dense.is_same(target)) target.copy_(dense);
   });
@@ -201,15 +206,17 @@ at::Tensor& random_in(at::Tensor& self, int64_t from, uint64_t range,
   Draw draw = reserve(self, gen);
   return launch_fill(self, [draw, from, range](at::Tensor& t) {
     AT_DISPATCH_V2(t.scalar_type(), "random_", AT_WRAP([&] {
-      auto* data = t.data_ptr<scalar_t>();
-      for_each_element(t.numel(), [&](int64_t i) {
-        uint32_t r[4];
-        draw(i, r);
-        uint64_t bits = (uint64_t(r[0]) << 32) | r[1];
-        uint64_t offset = range == 0 ? bits : bits % range;
-        data[i] = static_cast<scalar_t>(static_cast<int64_t>(from + offset));
-      });
-    }), AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16, AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+                     auto* data = t.data_ptr<scalar_t>();
+                     for_each_element(t.numel(), [&](int64_t i) {
+                       uint32_t r[4];
+                       draw(i, r);
+                       uint64_t bits = (uint64_t(r[0]) << 32) | r[1];
+                       uint64_t offset = range == 0 ? bits : bits % range;
+                       data[i] = static_cast<scalar_t>(static_cast<int64_t>(from + offset));
+                     });
+                   }),
+                   AT_EXPAND(AT_ALL_TYPES), at::kBool, at::kHalf, at::kBFloat16,
+                   AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
   });
 }
 
@@ -257,12 +264,12 @@ at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Genera
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   Draw draw = reserve(self.device(), coin_blocks(self.numel()), gen);
   return launch_fill(self, [draw, threshold = coin_threshold(p)](at::Tensor& t) {
-    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, t.scalar_type(), "bernoulli_", [&] {
-      auto* data = t.data_ptr<scalar_t>();
-      for_each_coin(draw, t.numel(), threshold, [&](int64_t i, bool heads) {
-        data[i] = static_cast<scalar_t>(heads);
-      });
-    });
+    AT_DISPATCH_ALL_TYPES_AND3(
+        at::kBool, at::kHalf, at::kBFloat16, t.scalar_type(), "bernoulli_", [&] {
+          auto* data = t.data_ptr<scalar_t>();
+          for_each_coin(draw, t.numel(), threshold,
+                        [&](int64_t i, bool heads) { data[i] = static_cast<scalar_t>(heads); });
+        });
   });
 }
 
@@ -278,14 +285,15 @@ at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
     at::Tensor chances = prob.cpu().to(at::kDouble).contiguous();
     const double* q = chances.const_data_ptr<double>();
     at::Tensor dense = at::empty(target.sizes(), target.options());
-    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dense.scalar_type(), "bernoulli_", [&] {
-      auto* data = dense.data_ptr<scalar_t>();
-      for (int64_t i = 0; i < dense.numel(); ++i) {
-        uint32_t r[4];
-        draw(i, r);
-        data[i] = static_cast<scalar_t>(Draw::unit(r[0], r[1]) < q[i]);
-      }
-    });
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, dense.scalar_type(),
+                               "bernoulli_", [&] {
+                                 auto* data = dense.data_ptr<scalar_t>();
+                                 for (int64_t i = 0; i < dense.numel(); ++i) {
+                                   uint32_t r[4];
+                                   draw(i, r);
+                                   data[i] = static_cast<scalar_t>(Draw::unit(r[0], r[1]) < q[i]);
+                                 }
+                               });
     target.copy_(dense);
   });
   return self;
@@ -321,18 +329,20 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   launch_kernel([in = KernelTensor(input), o = KernelTensor(out), m = KernelTensor(mask), draw,
                  threshold = coin_threshold(1 - p), scale] {
     at::Tensor x = in.cpu(), y = o.cpu(), kept = m.cpu();
-    AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "native_dropout", [&] {
-      using acc_t = at::opmath_type<scalar_t>;
-      const scalar_t* xs = x.const_data_ptr<scalar_t>();
-      scalar_t* ys = y.mutable_data_ptr<scalar_t>();
-      bool* ks = kept.mutable_data_ptr<bool>();
-      const acc_t s = static_cast<acc_t>(scale);
-      for_each_coin(draw, x.numel(), threshold, [&](int64_t i, bool heads) {
-        ks[i] = heads;
-        auto masked = static_cast<scalar_t>(static_cast<acc_t>(xs[i]) * static_cast<acc_t>(heads));
-        ys[i] = static_cast<scalar_t>(static_cast<acc_t>(masked) * s);
-      });
-    });
+    AT_DISPATCH_FLOATING_TYPES_AND2(
+        at::kHalf, at::kBFloat16, x.scalar_type(), "native_dropout", [&] {
+          using acc_t = at::opmath_type<scalar_t>;
+          const scalar_t* xs = x.const_data_ptr<scalar_t>();
+          scalar_t* ys = y.mutable_data_ptr<scalar_t>();
+          bool* ks = kept.mutable_data_ptr<bool>();
+          const acc_t s = static_cast<acc_t>(scale);
+          for_each_coin(draw, x.numel(), threshold, [&](int64_t i, bool heads) {
+            ks[i] = heads;
+            auto masked =
+                static_cast<scalar_t>(static_cast<acc_t>(xs[i]) * static_cast<acc_t>(heads));
+            ys[i] = static_cast<scalar_t>(static_cast<acc_t>(masked) * s);
+          });
+        });
   });
   return {out, mask};
 }
@@ -376,14 +386,16 @@ at::Tensor& exponential_(at::Tensor& self, double lambda, std::optional<at::Gene
   });
 }
 
-at::Tensor& cauchy_(at::Tensor& self, double median, double sigma, std::optional<at::Generator> gen) {
+at::Tensor& cauchy_(at::Tensor& self, double median, double sigma,
+                    std::optional<at::Generator> gen) {
   TORCH_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
   return draw_transformed(self, gen, "cauchy_", [median, sigma](double u, const uint32_t*) {
     return median + sigma * std::tan(M_PI * (u - 0.5));
   });
 }
 
-at::Tensor& log_normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+at::Tensor& log_normal_(at::Tensor& self, double mean, double std,
+                        std::optional<at::Generator> gen) {
   TORCH_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
   return draw_transformed(self, gen, "log_normal_", [mean, std](double, const uint32_t* r) {
     double u1 = 1.0 - Draw::unit(r[0], r[1]);
@@ -425,7 +437,8 @@ void seeded_cpu_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& type = args[i].real_type();
     if (type->kind() != c10::TypeKind::OptionalType ||
-        type->castRaw<c10::OptionalType>()->getElementType()->kind() != c10::TypeKind::GeneratorType) {
+        type->castRaw<c10::OptionalType>()->getElementType()->kind() !=
+            c10::TypeKind::GeneratorType) {
       continue;
     }
     c10::IValue& slot = (*stack)[first + i];
@@ -440,7 +453,8 @@ void seeded_cpu_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   // Without a Meta kernel (binomial, _sample_dirichlet) the borrowed path
   // cannot size the results: PyTorch's CPU fallback copies the operands to
   // the CPU and back instead, with the same seeded generator.
-  if (!op.hasKernelForDispatchKey(c10::DispatchKey::Meta)) return at::native::cpu_fallback(op, stack);
+  if (!op.hasKernelForDispatchKey(c10::DispatchKey::Meta))
+    return at::native::cpu_fallback(op, stack);
   borrowed_kernel(op, keys, stack);
 }
 // LITERALINCLUDE END: RANDOM_SEEDED_CPU_KERNEL

@@ -10,8 +10,10 @@
 namespace at::native::openreg {
 
 at::Tensor& exponential_(at::Tensor& self, double lambda, std::optional<at::Generator> gen);
-at::Tensor& cauchy_(at::Tensor& self, double median, double sigma, std::optional<at::Generator> gen);
-at::Tensor& log_normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen);
+at::Tensor& cauchy_(at::Tensor& self, double median, double sigma,
+                    std::optional<at::Generator> gen);
+at::Tensor& log_normal_(at::Tensor& self, double mean, double std,
+                        std::optional<at::Generator> gen);
 at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> gen);
 
 // A boxed kernel for any random operator: PyTorch's CPU algorithm on device

@@ -53,8 +53,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> thnn_fused_lstm_cell(
   at::Tensor workspace = at::empty(input_gates.sizes(), input_gates.options());
   launch_kernel([ig = KernelTensor(input_gates), hg = KernelTensor(hidden_gates),
                  c = KernelTensor(cx), ib = maybe(input_bias), hb = maybe(hidden_bias),
-                 h_out = KernelTensor(hy), c_out = KernelTensor(cy),
-                 ws = KernelTensor(workspace)] {
+                 h_out = KernelTensor(hy), c_out = KernelTensor(cy), ws = KernelTensor(workspace)] {
     at::Tensor gates = ig.cpu() + hg.cpu();
     if (ib) gates += ib->cpu();
     if (hb) gates += hb->cpu();
@@ -80,7 +79,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> thnn_fused_lstm_cell_backward_imp
   c10::DeviceGuard guard(workspace.device());
   at::Tensor grad_gates = at::empty(workspace.sizes(), workspace.options());
   at::Tensor grad_cx = at::empty(cx.sizes(), cx.options());
-  at::Tensor grad_bias = has_bias ? at::empty({workspace.size(1)}, workspace.options()) : at::Tensor();
+  at::Tensor grad_bias =
+      has_bias ? at::empty({workspace.size(1)}, workspace.options()) : at::Tensor();
   launch_kernel([ghy = maybe(grad_hy), gcy = maybe(grad_cy), c = KernelTensor(cx),
                  c_next = KernelTensor(cy), ws = KernelTensor(workspace),
                  gg_out = KernelTensor(grad_gates), gcx_out = KernelTensor(grad_cx),

@@ -64,8 +64,8 @@ static std::optional<at::DimVector> short_path_shape(const at::Tensor& self,
   if (!plain_float(self) || (dtype.has_value() && *dtype != self.scalar_type())) {
     return std::nullopt;
   }
-  bool all = !dim.has_value() || dim->empty() || (ndim == 0 && dim->size() == 1 &&
-                                                  ((*dim)[0] == 0 || (*dim)[0] == -1));
+  bool all = !dim.has_value() || dim->empty() ||
+             (ndim == 0 && dim->size() == 1 && ((*dim)[0] == 0 || (*dim)[0] == -1));
   bool last = !all && ndim > 0 && dim->size() == 1 && ((*dim)[0] == ndim - 1 || (*dim)[0] == -1);
   if (!all && !last) return std::nullopt;
   at::DimVector shape;

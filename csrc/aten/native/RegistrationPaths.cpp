@@ -55,7 +55,8 @@ struct CustomAbs : public torch::autograd::Function<CustomAbs> {
     ctx->save_for_backward({input});
     // Below autograd: calling the operator again would re-enter this kernel.
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("openreg::custom_abs", "")
+    static auto op = c10::Dispatcher::singleton()
+                         .findSchemaOrThrow("openreg::custom_abs", "")
                          .typed<at::Tensor(const at::Tensor&)>();
     return op.call(input);
   }
@@ -99,7 +100,7 @@ struct SeluFunction : public torch::autograd::Function<SeluFunction> {
 
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;  // or at::selu re-enters this Function
-    at::Tensor out = at::selu(self);  // the composite forward, on the device
+    at::Tensor out = at::selu(self);                      // the composite forward, on the device
     ctx->save_for_backward({self});
     return out;
   }
@@ -126,8 +127,8 @@ at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory
     out.unsafeGetTensorImpl()->set_backend_meta(meta->clone(meta));
   }
   if (self.numel() == 0) return out;
-  if (self.is_non_overlapping_and_dense() && out.strides() == self.strides() &&
-      !self.is_conj() && !self.is_neg()) {
+  if (self.is_non_overlapping_and_dense() && out.strides() == self.strides() && !self.is_conj() &&
+      !self.is_neg()) {
     c10::openreg::check_storage_fits(self);  // raw pointers skip KernelTensor's check
     c10::DeviceGuard guard(self.device());
     // memcpy split across the kernel's threads, as PyTorch's CPU clone is split

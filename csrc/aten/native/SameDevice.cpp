@@ -15,9 +15,10 @@ void SameDevice::add(const at::Tensor& t) {
 }
 
 std::optional<c10::Device> SameDevice::check(const std::string& op) const {
-  TORCH_CHECK(!(openreg_.has_value() && other_.has_value()), "Expected all tensors to be on the "
-              "same device, but found at least two devices, ", *openreg_, " and ", *other_,
-              "! (in ", op, ")");
+  TORCH_CHECK(!(openreg_.has_value() && other_.has_value()),
+              "Expected all tensors to be on the "
+              "same device, but found at least two devices, ",
+              *openreg_, " and ", *other_, "! (in ", op, ")");
   return openreg_;
 }
 

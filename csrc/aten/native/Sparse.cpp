@@ -37,11 +37,12 @@ std::string layout_of(const std::string& op, c10::DispatchKeySet keys,
 void sparse_not_supported(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                           torch::jit::Stack* stack) {
   const auto& schema = op.schema();
-  std::string name = schema.overload_name().empty() ? schema.name()
-                                                    : schema.name() + "." + schema.overload_name();
+  std::string name =
+      schema.overload_name().empty() ? schema.name() : schema.name() + "." + schema.overload_name();
   std::string layout = layout_of(name, keys, *stack, stack->size() - schema.arguments().size());
   TORCH_CHECK_NOT_IMPLEMENTED(false, "'", name, "' is not supported for sparse tensors (layout ",
-                              layout, ") on openreg: openreg implements the strided layout only. "
+                              layout,
+                              ") on openreg: openreg implements the strided layout only. "
                               "Keep sparse tensors on the CPU, or call .to_dense() on the CPU "
                               "before moving them to openreg.");
 }

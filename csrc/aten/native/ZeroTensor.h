@@ -8,8 +8,7 @@
 namespace at::native::openreg {
 
 at::Tensor efficientzerotensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
-                               std::optional<c10::Layout> layout,
-                               std::optional<c10::Device> device,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                                std::optional<bool> pin_memory);
 
 }  // namespace at::native::openreg

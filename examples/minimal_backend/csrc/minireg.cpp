@@ -29,9 +29,7 @@ thread_local c10::DeviceIndex current_device = 0;  // what the guard sets
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_ALLOCATOR
 namespace minireg {
-void free_device_memory(void* ptr) {
-  std::free(ptr);
-}
+void free_device_memory(void* ptr) { std::free(ptr); }
 
 struct MiniAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t nbytes) override {
@@ -39,9 +37,7 @@ struct MiniAllocator final : c10::Allocator {
     TORCH_CHECK(ptr || nbytes == 0, "minireg: out of memory allocating ", nbytes, " bytes");
     return {ptr, ptr, &free_device_memory, c10::Device(kDevice, current_device)};
   }
-  c10::DeleterFnPtr raw_deleter() const override {
-    return &free_device_memory;
-  }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
   // Pure virtual: clone() of a storage and resizing use it. Device-to-device here.
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     std::memcpy(dest, src, count);
@@ -56,17 +52,13 @@ REGISTER_ALLOCATOR(kDevice, &allocator);
 // LITERALINCLUDE START: MINIMAL_BACKEND_GUARD
 namespace minireg {
 struct MiniGuardImpl final : c10::impl::DeviceGuardImplInterface {
-  c10::DeviceType type() const override {
-    return kDevice;
-  }
+  c10::DeviceType type() const override { return kDevice; }
   c10::Device exchangeDevice(c10::Device device) const override {
     c10::Device old = getDevice();
     setDevice(device);
     return old;
   }
-  c10::Device getDevice() const override {
-    return c10::Device(kDevice, current_device);
-  }
+  c10::Device getDevice() const override { return c10::Device(kDevice, current_device); }
   void setDevice(c10::Device device) const override {
     TORCH_CHECK(device.index() >= 0 && device.index() < kDeviceCount,
                 "minireg: invalid device index ", static_cast<int>(device.index()), " (there are ",
@@ -79,12 +71,8 @@ struct MiniGuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::Stream getStream(c10::Device device) const override {
     return c10::Stream(c10::Stream::DEFAULT, device);  // one stream: the default one
   }
-  c10::Stream exchangeStream(c10::Stream stream) const override {
-    return stream;
-  }
-  c10::DeviceIndex deviceCount() const noexcept override {
-    return kDeviceCount;
-  }
+  c10::Stream exchangeStream(c10::Stream stream) const override { return stream; }
+  c10::DeviceIndex deviceCount() const noexcept override { return kDeviceCount; }
 };
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, MiniGuardImpl);
@@ -94,15 +82,9 @@ C10_REGISTER_GUARD_IMPL(PrivateUse1, MiniGuardImpl);
 // LITERALINCLUDE START: MINIMAL_BACKEND_HOOKS
 namespace minireg {
 struct MiniHooks final : at::PrivateUse1HooksInterface {
-  bool isBuilt() const override {
-    return true;
-  }
-  bool isAvailable() const override {
-    return true;
-  }
-  bool hasPrimaryContext(c10::DeviceIndex) const override {
-    return true;
-  }
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return true; }
+  bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
 };
 
 const bool hooks_registered = [] {
@@ -167,9 +149,8 @@ const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
   if (memory_format.has_value() && *memory_format != c10::MemoryFormat::Preserve) {
     impl->empty_tensor_restride(*memory_format);
   }
-  size_t needed = at::detail::computeStorageNbytes(impl->sizes(), impl->strides(),
-                                                   impl->dtype().itemsize(),
-                                                   impl->storage_offset());
+  size_t needed = at::detail::computeStorageNbytes(
+      impl->sizes(), impl->strides(), impl->dtype().itemsize(), impl->storage_offset());
   c10::Storage storage = impl->storage();
   if (needed > storage.nbytes()) {
     TORCH_CHECK(storage.resizable(), "minireg: the storage of this tensor cannot be resized");
@@ -240,11 +221,7 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_C_API
 // Plain C functions for the Python device module (ctypes): no pybind11 needed.
-extern "C" int minireg_device_count() {
-  return minireg::kDeviceCount;
-}
+extern "C" int minireg_device_count() { return minireg::kDeviceCount; }
 
-extern "C" int minireg_current_device() {
-  return minireg::current_device;
-}
+extern "C" int minireg_current_device() { return minireg::current_device; }
 // LITERALINCLUDE END: MINIMAL_BACKEND_C_API

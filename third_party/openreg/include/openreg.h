@@ -47,9 +47,9 @@ typedef enum orMemoryType {
 
 typedef struct orPointerAttributes {
   orMemoryType type;
-  int device;        /* -1 unless type is orMemoryTypeDevice */
-  void* base;        /* start of the allocation containing the pointer */
-  size_t size;       /* size of that allocation */
+  int device;  /* -1 unless type is orMemoryTypeDevice */
+  void* base;  /* start of the allocation containing the pointer */
+  size_t size; /* size of that allocation */
 } orPointerAttributes;
 
 typedef struct orDeviceProp {
@@ -63,7 +63,7 @@ typedef struct orDeviceProp {
 
 typedef struct orStream_st* orStream_t; /* NULL: the current device's default stream */
 typedef struct orEvent_st* orEvent_t;
-typedef struct orGraph_st* orGraph_t;   /* work captured from a stream, replayable */
+typedef struct orGraph_st* orGraph_t; /* work captured from a stream, replayable */
 
 /* A kernel runs on a stream's worker. Inside it, and only there,
  * orGetKernelPointer turns device pointers into addresses it may touch. */
@@ -163,9 +163,9 @@ OR_API orError_t orGraphDestroy(orGraph_t graph);
  * count, so the exporter knows when every importer has let go. */
 /* LITERALINCLUDE START: DRIVER_API_IPC */
 typedef struct orIpcMemHandle {
-  int device;     /* physical id of the device (orDeviceProp.pciBusID) */
-  int fd;         /* the exporter's descriptor of that device's memory; owned by the driver */
-  size_t offset;  /* where the range starts in the device memory */
+  int device;    /* physical id of the device (orDeviceProp.pciBusID) */
+  int fd;        /* the exporter's descriptor of that device's memory; owned by the driver */
+  size_t offset; /* where the range starts in the device memory */
   size_t size;
 } orIpcMemHandle_t;
 
@@ -208,21 +208,20 @@ typedef enum orActivityKind {
 typedef struct orActivityRecord {
   orActivityKind kind;
   int device;
-  orStream_t stream;           /* the stream it ran on (never NULL) */
-  int default_stream;          /* 1 if that is the device's default stream */
-  orMemcpyKind memcpy_kind;    /* copies only */
-  size_t bytes;                /* copies and memsets */
-  uint64_t correlation_id;     /* unique per launch, from 1 */
-  uint64_t external_id;        /* the launching thread's external id, 0 if none */
-  uint64_t queued_ns;          /* orActivityGetTimestamp clock: when it was queued */
-  uint64_t start_ns;           /* when the worker started it */
-  uint64_t end_ns;             /* when the worker finished it */
+  orStream_t stream;        /* the stream it ran on (never NULL) */
+  int default_stream;       /* 1 if that is the device's default stream */
+  orMemcpyKind memcpy_kind; /* copies only */
+  size_t bytes;             /* copies and memsets */
+  uint64_t correlation_id;  /* unique per launch, from 1 */
+  uint64_t external_id;     /* the launching thread's external id, 0 if none */
+  uint64_t queued_ns;       /* orActivityGetTimestamp clock: when it was queued */
+  uint64_t start_ns;        /* when the worker started it */
+  uint64_t end_ns;          /* when the worker finished it */
 } orActivityRecord;
 
-typedef void (*orActivityCallback)(const orActivityRecord* records, size_t count,
-                                   void* user_data);
+typedef void (*orActivityCallback)(const orActivityRecord* records, size_t count, void* user_data);
 
-OR_API orError_t orActivityEnable(int enable);  /* on clears what was recorded */
+OR_API orError_t orActivityEnable(int enable); /* on clears what was recorded */
 OR_API orError_t orActivityGetTimestamp(uint64_t* ns);
 OR_API orError_t orActivityPushExternalCorrelationId(uint64_t id);
 OR_API orError_t orActivityPopExternalCorrelationId(uint64_t* id);

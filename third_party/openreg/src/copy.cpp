@@ -145,19 +145,21 @@ orError_t orMemcpyAsync(void* dst, const void* src, size_t count, orMemcpyKind k
                         orStream_t stream) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (count == 0) return ok();
-  void* host_side = kind == orMemcpyHostToDevice ? const_cast<void*>(src)
+  void* host_side = kind == orMemcpyHostToDevice   ? const_cast<void*>(src)
                     : kind == orMemcpyDeviceToHost ? dst
                                                    : nullptr;
   if (orError_t err = prepare_copy(dst, src, count, kind)) return err;
   orStream_t s = resolve_stream(stream);
   bool pageable = host_side != nullptr && !is_pinned_host(host_side, count);
   if (pageable) {
-    if (orError_t err = refuse_if_capturing(s, "a copy from or to pageable host memory")) return err;
+    if (orError_t err = refuse_if_capturing(s, "a copy from or to pageable host memory"))
+      return err;
   }
-  uint64_t ticket = queue_injected_fault(s, orFaultCopy)
-                        ? s->submitted.load()
-                        : submit(s, copied_task(run_copy, CopyArgs{dst, src, count}, TaskKind::Host,
-                                                activity_open(s, orActivityKindMemcpy, count, kind)));
+  uint64_t ticket =
+      queue_injected_fault(s, orFaultCopy)
+          ? s->submitted.load()
+          : submit(s, copied_task(run_copy, CopyArgs{dst, src, count}, TaskKind::Host,
+                                  activity_open(s, orActivityKindMemcpy, count, kind)));
   // Pageable host memory may be reused as soon as we return, so the copy is
   // finished before returning; only pinned memory overlaps with the host.
   if (pageable) wait_for(s, ticket);

@@ -20,9 +20,12 @@ size_t parse_bytes(const char* text, size_t fallback) {
   unsigned long long value = std::strtoull(text, &end, 10);
   if (end == text) return fallback;
   switch (*end) {
-    case 'k': case 'K': value <<= 10; break;
-    case 'm': case 'M': value <<= 20; break;
-    case 'g': case 'G': value <<= 30; break;
+    case 'k':
+    case 'K': value <<= 10; break;
+    case 'm':
+    case 'M': value <<= 20; break;
+    case 'g':
+    case 'G': value <<= 30; break;
     default: break;
   }
   return value == 0 ? fallback : static_cast<size_t>(value);

@@ -126,8 +126,8 @@ orError_t orEventRecord(orEvent_t event, orStream_t stream) {
   uint64_t generation = ++state->generation;
   state->stamped = false;
   state->stream = s;
-  state->ticket = submit(s, boxed_task(run_marker, new MarkerArgs{state, generation}, TaskKind::Host,
-                                       release_args<MarkerArgs>));
+  state->ticket = submit(s, boxed_task(run_marker, new MarkerArgs{state, generation},
+                                       TaskKind::Host, release_args<MarkerArgs>));
   return ok();
 }
 
@@ -137,8 +137,9 @@ orError_t orEventQuery(orEvent_t event) {
   auto& state = *reinterpret_cast<std::shared_ptr<EventState>*>(event);
   std::lock_guard<std::mutex> lock(state->mu);
   if (state->stream == nullptr) return ok();
-  return state->stream->completed.load(std::memory_order_acquire) >= state->ticket ? orSuccess
-                                                                                   : orErrorNotReady;
+  return state->stream->completed.load(std::memory_order_acquire) >= state->ticket
+             ? orSuccess
+             : orErrorNotReady;
 }
 
 orError_t orEventSynchronize(orEvent_t event) {

@@ -59,10 +59,11 @@ unsigned stream_delay_us() { return delay_us.load(std::memory_order_relaxed); }
 void run_injected_fault(void* what) { orKernelFail(static_cast<const char*>(what)); }
 bool queue_injected_fault(orStream_t s, orFaultKind kind) {
   if (!fault_due(kind)) return false;
-  submit(s, boxed_task(run_injected_fault,
-                       const_cast<char*>(kind == orFaultCopy ? "injected fault: a copy failed"
-                                                             : "injected fault: a kernel launch failed"),
-                       TaskKind::Kernel));
+  submit(s, boxed_task(
+                run_injected_fault,
+                const_cast<char*>(kind == orFaultCopy ? "injected fault: a copy failed"
+                                                      : "injected fault: a kernel launch failed"),
+                TaskKind::Kernel));
   return true;
 }
 // LITERALINCLUDE END: DRIVER_FAULT_QUEUE
@@ -74,8 +75,10 @@ using namespace openreg;
 extern "C" {
 
 orError_t orFaultInject(orFaultKind kind, unsigned long nth, unsigned long times) {
-  if (kind < orFaultAlloc || kind > orFaultCopy) return fail(orErrorInvalidValue, "orFaultInject: unknown fault kind");
-  if (nth > 0 && times == 0) return fail(orErrorInvalidValue, "orFaultInject: times must be at least 1");
+  if (kind < orFaultAlloc || kind > orFaultCopy)
+    return fail(orErrorInvalidValue, "orFaultInject: unknown fault kind");
+  if (nth > 0 && times == 0)
+    return fail(orErrorInvalidValue, "orFaultInject: times must be at least 1");
   Plan& p = plan(kind);
   p.nth = 0;  // disarm while the plan changes
   p.seen = 0;
@@ -88,7 +91,8 @@ orError_t orFaultInject(orFaultKind kind, unsigned long nth, unsigned long times
 }
 
 orError_t orFaultSetStreamDelay(unsigned microseconds) {
-  if (microseconds > 10'000'000) return fail(orErrorInvalidValue, "orFaultSetStreamDelay: at most 10 s per task");
+  if (microseconds > 10'000'000)
+    return fail(orErrorInvalidValue, "orFaultSetStreamDelay: at most 10 s per task");
   delay_us = microseconds;
   return ok();
 }

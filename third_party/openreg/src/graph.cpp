@@ -23,15 +23,18 @@ orError_t orStreamBeginCapture(orStream_t stream) {
     return fail(orErrorNotPermitted, "the default stream cannot be captured; use another stream");
   }
   std::lock_guard<std::mutex> lock(stream->mu);
-  if (stream->capture.load() != nullptr) return fail(orErrorNotPermitted, "the stream is already capturing");
+  if (stream->capture.load() != nullptr)
+    return fail(orErrorNotPermitted, "the stream is already capturing");
   stream->capture.store(new orGraph_st{stream->device, {}});
   return ok();
 }
 
 orError_t orStreamEndCapture(orStream_t stream, orGraph_t* graph) {
-  if (stream == nullptr || graph == nullptr) return fail(orErrorInvalidValue, "orStreamEndCapture: NULL argument");
+  if (stream == nullptr || graph == nullptr)
+    return fail(orErrorInvalidValue, "orStreamEndCapture: NULL argument");
   std::lock_guard<std::mutex> lock(stream->mu);
-  if (stream->capture.load() == nullptr) return fail(orErrorNotPermitted, "the stream is not capturing");
+  if (stream->capture.load() == nullptr)
+    return fail(orErrorNotPermitted, "the stream is not capturing");
   *graph = stream->capture.exchange(nullptr);
   return ok();
 }
@@ -54,7 +57,8 @@ orError_t orStreamIsCapturing(orStream_t stream, int* capturing) {
 }
 
 orError_t orGraphGetNodeCount(orGraph_t graph, size_t* count) {
-  if (graph == nullptr || count == nullptr) return fail(orErrorInvalidValue, "orGraphGetNodeCount: NULL argument");
+  if (graph == nullptr || count == nullptr)
+    return fail(orErrorInvalidValue, "orGraphGetNodeCount: NULL argument");
   *count = graph->nodes.size();
   return ok();
 }

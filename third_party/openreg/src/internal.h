@@ -25,11 +25,11 @@ inline orError_t ok() { return orSuccess; }
 
 // ---- configuration (read once from the environment) ------------------------
 struct Config {
-  int device_count = 2;                 // visible devices
-  std::vector<int> physical;            // physical id of each visible device
-  int physical_count = 2;               // OPENREG_DEVICE_COUNT; OPENREG_VISIBLE_DEVICES selects
-  size_t memory_per_device = 8ull << 30; // OPENREG_DEVICE_MEMORY (bytes, K/M/G suffix)
-  bool launch_blocking = false;         // OPENREG_LAUNCH_BLOCKING=1
+  int device_count = 2;                   // visible devices
+  std::vector<int> physical;              // physical id of each visible device
+  int physical_count = 2;                 // OPENREG_DEVICE_COUNT; OPENREG_VISIBLE_DEVICES selects
+  size_t memory_per_device = 8ull << 30;  // OPENREG_DEVICE_MEMORY (bytes, K/M/G suffix)
+  bool launch_blocking = false;           // OPENREG_LAUNCH_BLOCKING=1
 };
 const Config& config();
 
@@ -41,8 +41,8 @@ orError_t check_device(int device);
 // or device memory exist), a forked child is refused instead of left to hang.
 void mark_started();
 orError_t check_not_forked();
-#define OR_REFUSE_IN_FORKED_CHILD()                                   \
-  do {                                                                \
+#define OR_REFUSE_IN_FORKED_CHILD()                                                \
+  do {                                                                             \
     if (orError_t forked_err_ = ::openreg::check_not_forked()) return forked_err_; \
   } while (0)
 
@@ -80,8 +80,8 @@ bool is_pinned_host(const void* p, size_t count);
 
 // Memory mapped from another process (ipc.cpp). The lookups above fall back
 // to these ranges when a pointer is in no local device's view.
-int imported_device_of(const void* p);                // -1 if not imported
-char* imported_to_kernel(const void* p);              // nullptr if not imported
+int imported_device_of(const void* p);    // -1 if not imported
+char* imported_to_kernel(const void* p);  // nullptr if not imported
 orError_t check_imported_range(const void* p, size_t count, const char* what);
 // The kernel-view address of a device pointer, local or imported (nullptr if neither).
 char* kernel_address(const void* p);
@@ -134,9 +134,11 @@ inline Task copied_task(void (*fn)(void*), const void* args, size_t size, TaskKi
   return t;
 }
 template <class Args>
-Task copied_task(void (*fn)(void*), const Args& args, TaskKind kind, PendingActivity* activity = nullptr) {
+Task copied_task(void (*fn)(void*), const Args& args, TaskKind kind,
+                 PendingActivity* activity = nullptr) {
   static_assert(std::is_trivially_copyable_v<Args> && sizeof(Args) <= OR_LAUNCH_ARGS_MAX &&
-                alignof(Args) <= 8, "copied arguments must be small, plain bytes");
+                    alignof(Args) <= 8,
+                "copied arguments must be small, plain bytes");
   return copied_task(fn, &args, sizeof(Args), kind, activity);
 }
 // LITERALINCLUDE END: DRIVER_TASK
@@ -194,8 +196,8 @@ struct orStream_st {
 
   // Rarely written: the worker's sleep, capture, shutdown, errors.
   alignas(64) std::mutex mu;
-  std::atomic<bool> sleeping{false};       // set under mu; a launch that sees it wakes the worker
-  bool stopping = false;                   // under mu
+  std::atomic<bool> sleeping{false};        // set under mu; a launch that sees it wakes the worker
+  bool stopping = false;                    // under mu
   std::atomic<orGraph_t> capture{nullptr};  // set under mu; while set, launches go to the graph
 
   // Written by launches: the tickets taken so far, and `completed` when a
@@ -212,7 +214,8 @@ struct orStream_st {
 
   openreg::RingSlot ring[openreg::kRingSlots];
   orStream_st() {
-    for (uint64_t i = 0; i < openreg::kRingSlots; ++i) ring[i].turn.store(i, std::memory_order_relaxed);
+    for (uint64_t i = 0; i < openreg::kRingSlots; ++i)
+      ring[i].turn.store(i, std::memory_order_relaxed);
   }
 };
 // LITERALINCLUDE END: DRIVER_STREAM_STATE
@@ -232,13 +235,13 @@ using Clock = std::chrono::steady_clock;
 extern constinit thread_local bool in_kernel;
 extern constinit thread_local orStream_t running_stream;
 
-void run_task(Task& task);                     // on the worker: one task, failures caught
+void run_task(Task& task);  // on the worker: one task, failures caught
 orStream_t default_stream(int device);
 // NULL -> the current device's default stream. Inline: every launch resolves its stream.
 inline orStream_t resolve_stream(orStream_t stream) {
   return stream != nullptr ? stream : default_stream(current_device());
 }
-uint64_t submit(orStream_t s, Task t);         // returns the task's ticket (0 if captured)
+uint64_t submit(orStream_t s, Task t);  // returns the task's ticket (0 if captured)
 bool is_capturing(orStream_t s);
 orError_t refuse_if_capturing(orStream_t s, const char* what);  // an error while capturing
 void wait_for(orStream_t s, uint64_t ticket);

@@ -26,10 +26,10 @@ constexpr size_t kPage = 4096;
 struct Import {
   char* device_view = nullptr;  // page-aligned start of the device view
   char* kernel_view = nullptr;
-  size_t mapped = 0;            // bytes mapped (whole pages)
-  char* begin = nullptr;        // the range handed out: [begin, begin + size)
+  size_t mapped = 0;      // bytes mapped (whole pages)
+  char* begin = nullptr;  // the range handed out: [begin, begin + size)
   size_t size = 0;
-  int device = -1;              // local index of the device
+  int device = -1;  // local index of the device
 };
 
 std::shared_mutex imports_mu;
@@ -88,10 +88,12 @@ orError_t check_imported_range(const void* p, size_t count, const char* what) {
   const Import* imp = find_import(p);
   auto c = static_cast<const char*>(p);
   if (imp == nullptr || c < imp->begin) {
-    return fail(orErrorInvalidDevicePointer, std::string(what) + " is not inside a live allocation");
+    return fail(orErrorInvalidDevicePointer,
+                std::string(what) + " is not inside a live allocation");
   }
   if (c + count > imp->begin + imp->size) {
-    return fail(orErrorInvalidValue, std::string(what) + " range runs past the end of its allocation");
+    return fail(orErrorInvalidValue,
+                std::string(what) + " range runs past the end of its allocation");
   }
   return ok();
 }
@@ -188,7 +190,8 @@ orError_t map_control(orIpcControl_t* control, int fd, bool exporter) {
     c->fd = fd;
     c->page->exporter_pid = getpid();
   } else {
-    c->mapping->exporter_pidfd = static_cast<int>(syscall(SYS_pidfd_open, c->page->exporter_pid, 0));
+    c->mapping->exporter_pidfd =
+        static_cast<int>(syscall(SYS_pidfd_open, c->page->exporter_pid, 0));
   }
   *control = c;
   return ok();
@@ -258,7 +261,8 @@ orError_t orIpcCloseMemHandle(void* dev_ptr) {
   OR_REFUSE_IN_FORKED_CHILD();
   int device = imported_device_of(dev_ptr);
   if (device < 0) {
-    return fail(orErrorInvalidDevicePointer, "orIpcCloseMemHandle: pointer was not opened from a handle");
+    return fail(orErrorInvalidDevicePointer,
+                "orIpcCloseMemHandle: pointer was not opened from a handle");
   }
   // Like orFree: no queued work of this process may still use the pages.
   if (orError_t err = synchronize_device(device)) return err;
@@ -267,7 +271,8 @@ orError_t orIpcCloseMemHandle(void* dev_ptr) {
     std::unique_lock<std::shared_mutex> lock(imports_mu);
     const Import* found = find_import(dev_ptr);
     if (found == nullptr || found->begin != dev_ptr) {
-      return fail(orErrorInvalidDevicePointer, "orIpcCloseMemHandle: pointer is not the start of an import");
+      return fail(orErrorInvalidDevicePointer,
+                  "orIpcCloseMemHandle: pointer is not the start of an import");
     }
     imp = *found;
     imports->erase(reinterpret_cast<uintptr_t>(imp.device_view));
@@ -278,11 +283,13 @@ orError_t orIpcCloseMemHandle(void* dev_ptr) {
 }
 
 orError_t orIpcControlCreate(orIpcControl_t* control, int* fd) {
-  if (control == nullptr || fd == nullptr) return fail(orErrorInvalidValue, "orIpcControlCreate: NULL argument");
+  if (control == nullptr || fd == nullptr)
+    return fail(orErrorInvalidValue, "orIpcControlCreate: NULL argument");
   int page_fd = memfd_create("openreg-ipc-control", MFD_CLOEXEC);
   if (page_fd < 0 || ftruncate(page_fd, kPage) != 0) {
     if (page_fd >= 0) close(page_fd);
-    return fail(orErrorMemoryAllocation, std::string("cannot create an IPC control block: ") + std::strerror(errno));
+    return fail(orErrorMemoryAllocation,
+                std::string("cannot create an IPC control block: ") + std::strerror(errno));
   }
   if (orError_t err = map_control(control, page_fd, true)) {
     close(page_fd);
@@ -308,7 +315,8 @@ orError_t orIpcControlDestroy(orIpcControl_t control) {
 orError_t orIpcControlRecord(orIpcControl_t control, int device, uint64_t* marker) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (control == nullptr || marker == nullptr || control->fd < 0) {
-    return fail(orErrorInvalidValue, "orIpcControlRecord: needs a control block this process created");
+    return fail(orErrorInvalidValue,
+                "orIpcControlRecord: needs a control block this process created");
   }
   if (orError_t err = check_device(device)) return err;
   auto pending = std::make_shared<PendingMarker>();
@@ -326,7 +334,8 @@ orError_t orIpcControlRecord(orIpcControl_t control, int device, uint64_t* marke
 
 orError_t orIpcStreamWaitControl(orStream_t stream, orIpcControl_t control, uint64_t marker) {
   OR_REFUSE_IN_FORKED_CHILD();
-  if (control == nullptr) return fail(orErrorInvalidValue, "orIpcStreamWaitControl: control is NULL");
+  if (control == nullptr)
+    return fail(orErrorInvalidValue, "orIpcStreamWaitControl: control is NULL");
   if (control->page->completed.load() >= marker) return ok();  // nothing pending
   orStream_t s = resolve_stream(stream);
   submit(s, boxed_task(wait_marker, new WaitArgs{control->mapping, static_cast<uint32_t>(marker)},

@@ -21,7 +21,8 @@ static orError_t queue_kernel(orStream_t s, Task t) {
   return config().launch_blocking ? take_stream_error(s) : ok();
 }
 
-orError_t orLaunchKernelWithArgs(orStream_t stream, orKernelFn kernel, const void* args, size_t size) {
+orError_t orLaunchKernelWithArgs(orStream_t stream, orKernelFn kernel, const void* args,
+                                 size_t size) {
   OR_REFUSE_IN_FORKED_CHILD();
   if (kernel == nullptr) return fail(orErrorInvalidValue, "orLaunchKernelWithArgs: kernel is NULL");
   if (size > OR_LAUNCH_ARGS_MAX) {
@@ -29,7 +30,8 @@ orError_t orLaunchKernelWithArgs(orStream_t stream, orKernelFn kernel, const voi
                                          " bytes of arguments, more than OR_LAUNCH_ARGS_MAX (" +
                                          std::to_string(OR_LAUNCH_ARGS_MAX) + ")");
   }
-  if (args == nullptr && size > 0) return fail(orErrorInvalidValue, "orLaunchKernelWithArgs: args is NULL");
+  if (args == nullptr && size > 0)
+    return fail(orErrorInvalidValue, "orLaunchKernelWithArgs: args is NULL");
   return queue_kernel(resolve_stream(stream), copied_task(kernel, args, size, TaskKind::Kernel));
 }
 // LITERALINCLUDE END: DRIVER_LAUNCH_WITH_ARGS
@@ -55,7 +57,8 @@ orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data) {
 
 // LITERALINCLUDE START: DRIVER_KERNEL_POINTER
 orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr) {
-  if (kernel_ptr == nullptr) return fail(orErrorInvalidValue, "orGetKernelPointer: kernel_ptr is NULL");
+  if (kernel_ptr == nullptr)
+    return fail(orErrorInvalidValue, "orGetKernelPointer: kernel_ptr is NULL");
   if (!in_kernel) {
     return fail(orErrorNotPermitted, "device memory is reachable only from inside a kernel");
   }
@@ -64,7 +67,8 @@ orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr) {
     return ok();
   }
   *kernel_ptr = kernel_address(dev_ptr);
-  if (*kernel_ptr == nullptr) return fail(orErrorInvalidDevicePointer, "kernel argument is not device memory");
+  if (*kernel_ptr == nullptr)
+    return fail(orErrorInvalidDevicePointer, "kernel argument is not device memory");
   return ok();
 }
 // LITERALINCLUDE END: DRIVER_KERNEL_POINTER

@@ -11,7 +11,7 @@
 namespace openreg {
 
 namespace {
-constexpr size_t kAlignment = 512;     // like cudaMalloc, at least 256-byte aligned
+constexpr size_t kAlignment = 512;  // like cudaMalloc, at least 256-byte aligned
 constexpr size_t kPage = 4096;
 constexpr size_t kReleaseAtLeast = 64 << 10;  // return pages of freed ranges this large
 
@@ -29,7 +29,8 @@ void map_device(DeviceMemory& m, int index) {
     return;
   }
   void* dev = mmap(nullptr, m.capacity, PROT_NONE, MAP_SHARED | MAP_NORESERVE, m.fd, 0);
-  void* ker = mmap(nullptr, m.capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, m.fd, 0);
+  void* ker =
+      mmap(nullptr, m.capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, m.fd, 0);
   if (dev == MAP_FAILED || ker == MAP_FAILED) {
     m.capacity = 0;
     return;
@@ -104,11 +105,13 @@ orError_t check_device_range(const void* p, size_t count, const char* what) {
   std::lock_guard<std::mutex> lock(m.mu);
   auto it = m.allocations.upper_bound(offset);
   if (it == m.allocations.begin()) {
-    return fail(orErrorInvalidDevicePointer, std::string(what) + " is not inside a live allocation");
+    return fail(orErrorInvalidDevicePointer,
+                std::string(what) + " is not inside a live allocation");
   }
   --it;
   if (offset + count > it->first + it->second) {
-    return fail(orErrorInvalidValue, std::string(what) + " range runs past the end of its allocation");
+    return fail(orErrorInvalidValue,
+                std::string(what) + " range runs past the end of its allocation");
   }
   return ok();
 }
@@ -137,7 +140,8 @@ orError_t orMalloc(void** dev_ptr, size_t size) {
   if (m.capacity == 0) return fail(orErrorInitializationError, "device memory could not be mapped");
   if (fault_due(orFaultAlloc)) {
     return fail(orErrorMemoryAllocation, "injected fault: device " + std::to_string(device) +
-                                             " refused an allocation of " + std::to_string(size) + " bytes");
+                                             " refused an allocation of " + std::to_string(size) +
+                                             " bytes");
   }
   size_t want = (size + kAlignment - 1) & ~(kAlignment - 1);
   std::lock_guard<std::mutex> lock(m.mu);
@@ -152,10 +156,10 @@ orError_t orMalloc(void** dev_ptr, size_t size) {
     *dev_ptr = m.device_base + offset;
     return ok();
   }
-  return fail(orErrorMemoryAllocation,
-              "device " + std::to_string(device) + " cannot allocate " + std::to_string(size) +
-                  " bytes: " + std::to_string(m.capacity - m.used) + " of " +
-                  std::to_string(m.capacity) + " bytes free");
+  return fail(orErrorMemoryAllocation, "device " + std::to_string(device) + " cannot allocate " +
+                                           std::to_string(size) +
+                                           " bytes: " + std::to_string(m.capacity - m.used) +
+                                           " of " + std::to_string(m.capacity) + " bytes free");
 }
 
 orError_t orFree(void* dev_ptr) {
@@ -170,7 +174,8 @@ orError_t orFree(void* dev_ptr) {
   std::lock_guard<std::mutex> lock(m.mu);
   auto it = m.allocations.find(offset);
   if (it == m.allocations.end()) {
-    return fail(orErrorInvalidDevicePointer, "orFree: pointer is not the start of a live allocation");
+    return fail(orErrorInvalidDevicePointer,
+                "orFree: pointer is not the start of a live allocation");
   }
   size_t size = it->second;
   m.allocations.erase(it);
@@ -251,7 +256,8 @@ orError_t orPointerGetAttributes(orPointerAttributes* attr, const void* ptr) {
     if (it != m.allocations.begin()) {
       --it;
       if (offset < it->first + it->second) {
-        *attr = orPointerAttributes{orMemoryTypeDevice, device, m.device_base + it->first, it->second};
+        *attr =
+            orPointerAttributes{orMemoryTypeDevice, device, m.device_base + it->first, it->second};
       }
     }
     return ok();

@@ -174,7 +174,9 @@ uint64_t submit(orStream_t s, Task t) {
   slot.task = t;
   slot.turn.store(pos + 1);  // seq_cst: see wait_for_task
   if (s->sleeping.load()) {
-    { std::lock_guard<std::mutex> lock(s->mu); }  // the worker is in its wait, or sees the slot
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+    }  // the worker is in its wait, or sees the slot
     s->work_cv.notify_one();
   }
   if (!own_worker) {
@@ -211,13 +213,12 @@ void wait_for(orStream_t s, uint64_t ticket) {
   s->waiters.fetch_sub(1);
 }
 
-bool is_capturing(orStream_t s) {
-  return s->capture.load(std::memory_order_acquire) != nullptr;
-}
+bool is_capturing(orStream_t s) { return s->capture.load(std::memory_order_acquire) != nullptr; }
 
 orError_t refuse_if_capturing(orStream_t s, const char* what) {
   if (!is_capturing(s)) return ok();
-  return fail(orErrorNotPermitted, std::string(what) + " is not permitted while the stream is "
+  return fail(orErrorNotPermitted, std::string(what) +
+                                       " is not permitted while the stream is "
                                        "capturing a graph: it would wait for work that never runs");
 }
 
@@ -327,7 +328,8 @@ orError_t orStreamGetDevice(orStream_t stream, int* device) {
 
 orError_t orStreamGetPriority(orStream_t stream, int* priority) {
   OR_REFUSE_IN_FORKED_CHILD();
-  if (priority == nullptr) return fail(orErrorInvalidValue, "orStreamGetPriority: priority is NULL");
+  if (priority == nullptr)
+    return fail(orErrorInvalidValue, "orStreamGetPriority: priority is NULL");
   if (orError_t err = check_stream(stream, "orStreamGetPriority")) return err;
   *priority = resolve_stream(stream)->priority;
   return ok();
@@ -357,7 +359,7 @@ orError_t orDeviceGetStreamPriorityRange(int* least, int* greatest) {
   if (least == nullptr || greatest == nullptr) {
     return fail(orErrorInvalidValue, "orDeviceGetStreamPriorityRange: NULL output");
   }
-  *least = 0;     // lower numbers are higher priorities, as on CUDA
+  *least = 0;  // lower numbers are higher priorities, as on CUDA
   *greatest = -1;
   return ok();
 }

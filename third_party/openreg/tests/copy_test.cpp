@@ -60,7 +60,9 @@ TEST_F(Copy, PinnedCopiesOverlapWithTheHost) {
   orStream_t s;
   ASSERT_OK(orStreamCreate(&s));
   std::atomic<bool> released{false};
-  launch(s, [&] { while (!released.load()) std::this_thread::yield(); });
+  launch(s, [&] {
+    while (!released.load()) std::this_thread::yield();
+  });
   EXPECT_OK(orMemcpyAsync(dev, host, n * 4, orMemcpyHostToDevice, s));
   EXPECT_EQ(orStreamQuery(s), orErrorNotReady);  // the async copy did not block
   released = true;

@@ -52,7 +52,9 @@ TEST_F(Event, ReRecordingMovesTheEvent) {
   std::atomic<bool> released{false};
   EXPECT_OK(orEventRecord(e, s));
   EXPECT_OK(orEventSynchronize(e));
-  launch(s, [&] { while (!released.load()) std::this_thread::yield(); });
+  launch(s, [&] {
+    while (!released.load()) std::this_thread::yield();
+  });
   EXPECT_OK(orEventRecord(e, s));  // now behind the held kernel
   EXPECT_EQ(orEventQuery(e), orErrorNotReady);
   released = true;

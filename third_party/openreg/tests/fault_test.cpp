@@ -62,7 +62,8 @@ TEST_F(Fault, AStreamDelayHoldsEveryTask) {
   auto start = std::chrono::steady_clock::now();
   launch(nullptr, [] {});
   EXPECT_OK(orStreamSynchronize(nullptr));
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(19));  // a slow device
+  EXPECT_GE(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(19));  // a slow device
   EXPECT_OK(orFaultSetStreamDelay(0));
   EXPECT_EQ(orFaultSetStreamDelay(20'000'000), orErrorInvalidValue);
 }

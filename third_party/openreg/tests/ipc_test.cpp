@@ -80,7 +80,8 @@ TEST_F(Ipc, AControlMarkerOrdersTheImporterAfterTheExporter) {
   EXPECT_OK(orIpcStreamWaitControl(s, importer, marker));  // already complete: nothing queued
   EXPECT_OK(orStreamQuery(s));
   uint64_t not_ours = 0;
-  EXPECT_EQ(orIpcControlRecord(importer, 0, &not_ours), orErrorInvalidValue);  // the exporter's only
+  EXPECT_EQ(orIpcControlRecord(importer, 0, &not_ours),
+            orErrorInvalidValue);  // the exporter's only
   int64_t count = -1;
   EXPECT_OK(orIpcControlAddRef(importer, 1, &count));
   EXPECT_EQ(count, 1);

@@ -53,7 +53,9 @@ TEST_F(Stream, LaunchesFromSeveralThreadsKeepEachThreadsOrderPastTheRing) {
   released = false;
   // The worker is held at the first task: the launches below fill the
   // stream, wait for room, and run once it is released.
-  launch(s, [] { while (!released.load()) std::this_thread::yield(); });
+  launch(s, [] {
+    while (!released.load()) std::this_thread::yield();
+  });
   constexpr int kThreads = 4, kEach = 3000;
   static std::vector<int> ran;  // written only by the stream's worker
   ran.clear();
@@ -157,7 +159,9 @@ TEST_F(Launch, ALaunchCopiesItsArguments) {
   ASSERT_OK(orStreamCreate(&s));
   static std::atomic<bool> released{false};
   released = false;
-  launch(s, [] { while (!released.load()) std::this_thread::yield(); });  // holds the worker
+  launch(s, [] {
+    while (!released.load()) std::this_thread::yield();
+  });  // holds the worker
   Args args{{1, 2, 3}, 0};
   EXPECT_OK(orLaunchKernelWithArgs(s, record, &args, sizeof(args)));
   args.values[0] = 10;  // the caller's buffer is its own again at once

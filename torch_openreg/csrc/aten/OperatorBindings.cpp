@@ -12,10 +12,11 @@ namespace {
 
 void bind_operators(py::module_& m) {
   m.def("_fallback_counts", translating([] { return at::native::openreg::fallback_counts(); }));
-  m.def("_reset_fallback_counts", translating([] { at::native::openreg::reset_fallback_counts(); }));
+  m.def("_reset_fallback_counts",
+        translating([] { at::native::openreg::reset_fallback_counts(); }));
   // Why the CPU fallback refuses an operator ("" if it does not), e.g. "aten::view".
-  m.def("_why_no_fallback", translating<std::string, std::string>([](std::string name,
-                                                                     std::string overload) {
+  m.def("_why_no_fallback",
+        translating<std::string, std::string>([](std::string name, std::string overload) {
           auto op = c10::Dispatcher::singleton().findSchemaOrThrow(name.c_str(), overload.c_str());
           return at::native::openreg::why_no_fallback(op.schema());
         }));

@@ -20,8 +20,8 @@ CompiledKernelArg kernel_arg(PyObject* obj, size_t index) {
   if (THPVariable_Check(obj)) {
     const at::Tensor& t = THPVariable_Unpack(obj);
     if (!t.is_privateuseone()) {
-      throw torch::TypeError(c10::str("compiled openreg kernel: argument ", index, " is a tensor on ",
-                                       t.device(), ", not on openreg"));
+      throw torch::TypeError(c10::str("compiled openreg kernel: argument ", index,
+                                      " is a tensor on ", t.device(), ", not on openreg"));
     }
     auto address = reinterpret_cast<uintptr_t>(t.const_data_ptr());
     return {CompiledKernelArg::Kind::DevicePointer, static_cast<uint64_t>(address)};
@@ -38,7 +38,7 @@ CompiledKernelArg kernel_arg(PyObject* obj, size_t index) {
     return {CompiledKernelArg::Kind::Scalar, bits};
   }
   throw torch::TypeError(c10::str("compiled openreg kernel: argument ", index,
-                                   " has unsupported type ", Py_TYPE(obj)->tp_name));
+                                  " has unsupported type ", Py_TYPE(obj)->tp_name));
 }
 
 void launch_compiled_kernel(uintptr_t entry, int device, const py::args& args) {
@@ -46,7 +46,8 @@ void launch_compiled_kernel(uintptr_t entry, int device, const py::args& args) {
   kernel_args.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) kernel_args.push_back(kernel_arg(args[i].ptr(), i));
   c10::openreg::launch_compiled_kernel(reinterpret_cast<c10::openreg::CompiledKernelEntry>(entry),
-                                       static_cast<c10::DeviceIndex>(device), std::move(kernel_args));
+                                       static_cast<c10::DeviceIndex>(device),
+                                       std::move(kernel_args));
 }
 // LITERALINCLUDE END: COMPILE_LAUNCH_BINDING
 
@@ -55,7 +56,8 @@ void bind_compiler(py::module_& m) {
         translating<uintptr_t, int, const py::args&>(launch_compiled_kernel));
   // The driver handle of a device's current stream: Inductor's get_raw_stream.
   m.def("_current_raw_stream", translating<int>([](int device) {
-          auto stream = c10::openreg::getCurrentOpenRegStream(static_cast<c10::DeviceIndex>(device));
+          auto stream =
+              c10::openreg::getCurrentOpenRegStream(static_cast<c10::DeviceIndex>(device));
           return reinterpret_cast<uintptr_t>(stream.stream());
         }));
 }

@@ -13,8 +13,7 @@ using c10::openreg::SharedStorageHandle;
 
 py::tuple share_storage(const at::Tensor& tensor) {
   SharedStorageHandle h = c10::openreg::share_storage(tensor.storage());
-  return py::make_tuple(h.physical_device, h.memory_fd, h.offset, h.nbytes, h.control_fd,
-                        h.marker);
+  return py::make_tuple(h.physical_device, h.memory_fd, h.offset, h.nbytes, h.control_fd, h.marker);
 }
 
 // The received storage, returned as a flat uint8 tensor over it.

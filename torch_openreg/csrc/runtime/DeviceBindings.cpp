@@ -28,12 +28,14 @@ py::dict device_properties(int device) {
 void bind_device(py::module_& m) {
   m.def("_init", translating([] { c10::openreg::OpenRegHooksInterface().init(); }));
   m.def("_get_device_count", [] { return static_cast<int>(c10::openreg::device_count()); });
-  m.def("_get_device", translating([] { return static_cast<int>(c10::openreg::current_device()); }));
+  m.def("_get_device",
+        translating([] { return static_cast<int>(c10::openreg::current_device()); }));
   m.def("_set_device", translating<int>([](int device) {
           c10::openreg::set_device(static_cast<c10::DeviceIndex>(device));
         }));
   m.def("_exchange_device", translating<int>([](int device) {
-          return static_cast<int>(c10::openreg::exchange_device(static_cast<c10::DeviceIndex>(device)));
+          return static_cast<int>(
+              c10::openreg::exchange_device(static_cast<c10::DeviceIndex>(device)));
         }));
   // Waiting for the device must not hold the GIL: other Python threads keep
   // running (and queueing work) while this one waits.
@@ -47,9 +49,11 @@ void bind_device(py::module_& m) {
     py::gil_scoped_release no_gil;
     c10::openreg::settle_autograd_threads();
   });
-  m.def("_set_kernel_threads", translating<int>([](int n) { c10::openreg::set_kernel_threads(n); }));
+  m.def("_set_kernel_threads",
+        translating<int>([](int n) { c10::openreg::set_kernel_threads(n); }));
   m.def("_get_kernel_threads", [] { return c10::openreg::kernel_threads(); });
-  m.def("_get_device_properties", translating<int>([](int device) { return device_properties(device); }));
+  m.def("_get_device_properties",
+        translating<int>([](int device) { return device_properties(device); }));
   m.def("_get_default_generator", translating<int>([](int device) {
           const at::Generator& gen =
               c10::openreg::default_generator(static_cast<c10::DeviceIndex>(device));

@@ -11,9 +11,8 @@ void bind_faults(py::module_& m) {
                              [](std::string kind, uint64_t nth, uint64_t times) {
                                c10::openreg::inject_fault(kind, nth, times);
                              }));
-  m.def("_set_stream_delay", translating<uint64_t>([](uint64_t us) {
-          c10::openreg::set_stream_delay(us);
-        }));
+  m.def("_set_stream_delay",
+        translating<uint64_t>([](uint64_t us) { c10::openreg::set_stream_delay(us); }));
 }
 
 OPENREG_BINDINGS(faults, bind_faults);

@@ -95,7 +95,8 @@ void bind_memory(py::module_& m) {
           return allocator->getMemoryFraction(static_cast<c10::DeviceIndex>(device));
         }));
   m.def("_host_memory_stats", translating([] { return host_memory_stats(); }));
-  m.def("_host_reset_peak_stats", translating([] { c10::openreg::host_allocator()->reset_peak_stats(); }));
+  m.def("_host_reset_peak_stats",
+        translating([] { c10::openreg::host_allocator()->reset_peak_stats(); }));
 }
 
 OPENREG_BINDINGS(memory, bind_memory);

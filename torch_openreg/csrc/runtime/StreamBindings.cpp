@@ -9,7 +9,8 @@ namespace {
 void bind_streams(py::module_& m) {
   // torch.Event.elapsed_time rejects subclasses of torch.Event as its argument,
   // so torch.openreg.Event measures through the raw handles (Event.event_id).
-  m.def("_event_elapsed_time", translating<uintptr_t, uintptr_t>([](uintptr_t start, uintptr_t end) {
+  m.def("_event_elapsed_time",
+        translating<uintptr_t, uintptr_t>([](uintptr_t start, uintptr_t end) {
           return c10::openreg::event_elapsed_time(reinterpret_cast<void*>(start),
                                                   reinterpret_cast<void*>(end));
         }));
