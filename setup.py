@@ -40,7 +40,8 @@ class CMakeBuild(build_ext):
         stamp = BUILD_DIR / "configure-args.txt"
         if not (BUILD_DIR / "build.ninja").exists() or stamp.read_text() != "\n".join(args):
             BUILD_DIR.mkdir(parents=True, exist_ok=True)
-            subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(BUILD_DIR), "-G", "Ninja", *args])
+            subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(BUILD_DIR), "-G", "Ninja",
+                                   *args])
             stamp.write_text("\n".join(args))
         jobs = os.environ.get("MAX_JOBS", str(os.cpu_count() or 2))
         subprocess.check_call(["cmake", "--build", str(BUILD_DIR), "--parallel", jobs])

@@ -70,10 +70,11 @@ def use_kernel_threads(threads: int | None) -> None:
 
 def start_openreg() -> None:
     """Starts openreg's runtime in this process. When it starts, the driver raises glibc's mmap
-    and trim thresholds for the whole process (docs/launching.md, "Kernel bodies: memory that crosses threads"), so a CPU
-    side measured in a process of its own calls this too: without it, it pays page faults on
-    fresh megabyte temporaries that the openreg side does not (a CPU conv2d of 1 M floats
-    faults hundreds of times a call without it, never with it)."""
+    and trim thresholds for the whole process (docs/launching.md,
+    "Kernel bodies: memory that crosses threads"), so a CPU side measured in a process of its
+    own calls this too: without it, it pays page faults on fresh megabyte temporaries that the
+    openreg side does not (a CPU conv2d of 1 M floats faults hundreds of times a call without
+    it, never with it)."""
     torch.zeros(1, device="openreg")
 
 

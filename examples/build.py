@@ -12,5 +12,6 @@ ours = {lib.name for lib in libraries}
 for lib in libraries:
     dynamic = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True).stdout
     needed = [line.split("[")[1].rstrip("]") for line in dynamic.splitlines() if "(NEEDED)" in line]
-    print(f"{lib.name:42} loads {', '.join(n for n in needed if n in ours) or '(no openreg library)'}")
+    print(f"{lib.name:42} loads "
+          f"{', '.join(n for n in needed if n in ours) or '(no openreg library)'}")
 # LITERALINCLUDE END: EXAMPLE_LIBRARIES

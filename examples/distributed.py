@@ -58,7 +58,8 @@ def reference(make, kind, device):
     """One process, the combined batch of both ranks."""
     torch.manual_seed(0)
     x, y = batches(kind)
-    return [p.detach().cpu() for p in train(make().to(device), kind, x.to(device), y.to(device)).parameters()]
+    return [p.detach().cpu()
+            for p in train(make().to(device), kind, x.to(device), y.to(device)).parameters()]
 
 
 # LITERALINCLUDE START: DISTRIBUTED_EXAMPLE_DDP
@@ -90,7 +91,8 @@ def fsdp_block(rank: int, world: int, device: torch.device, checkpoint_dir: str)
     state = model.state_dict()
     dcp.load(state, checkpoint_id=checkpoint_dir)
     model.load_state_dict(state)
-    restored = all(torch.equal(saved[k], v.full_tensor().cpu()) for k, v in model.state_dict().items())
+    restored = all(torch.equal(saved[k], v.full_tensor().cpu())
+                   for k, v in model.state_dict().items())
     return full, restored
 # LITERALINCLUDE END: DISTRIBUTED_EXAMPLE_FSDP
 

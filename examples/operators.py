@@ -49,4 +49,5 @@ if __name__ == "__main__":
     y = scaled_tanh(x, 3.0)
     y.sum().backward()
     print("scaled_tanh:", y.detach().cpu(), "grad:", x.grad.cpu())
-    print("gradcheck:", torch.autograd.gradcheck(lambda t: scaled_tanh(t, 3.0), (x.detach().requires_grad_(),)))
+    print("gradcheck:", torch.autograd.gradcheck(lambda t: scaled_tanh(t, 3.0),
+                                                 (x.detach().requires_grad_(),)))

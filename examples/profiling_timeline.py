@@ -67,7 +67,7 @@ def draw(rows: dict, out: str) -> None:
     least = (end - origin) / 1000 / 400  # so that microsecond-long operators stay visible
     colors = {"cpu_op": "#9ab", "kernel": "#d62", "gpu_memcpy": "#27b"}
     fig, ax = plt.subplots(figsize=(9, 2.6), dpi=110)
-    for y, (name, row) in enumerate(reversed(list(rows.items()))):
+    for y, (_, row) in enumerate(reversed(list(rows.items()))):
         spans = [((e["ts"] - origin) / 1000, max(e["dur"] / 1000, least)) for e in row]
         ax.broken_barh(spans, (y - 0.35, 0.7), facecolors=[colors[e["cat"]] for e in row],
                        edgecolor="white", linewidth=0.3)

@@ -1,4 +1,5 @@
-"""Checkpoints of openreg tensors, modules and optimizers; map_location; the private format; storages."""
+"""Checkpoints of openreg tensors, modules and optimizers; map_location; the private format;
+storages."""
 
 import io
 import os
@@ -38,7 +39,8 @@ reader = """
 import sys, torch
 for where in (None, "cpu", {"openreg:1": "openreg:0"}):
     try:
-        print(f"  map_location={where}: {torch.load(sys.argv[1], map_location=where)['model']['weight'].device}")
+        print(f"  map_location={where}: "
+              f"{torch.load(sys.argv[1], map_location=where)['model']['weight'].device}")
     except RuntimeError as error:
         print(f"  map_location={where}: RuntimeError: {error}")
 """

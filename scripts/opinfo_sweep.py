@@ -42,7 +42,8 @@ def worker(ops: list[str], dtypes: list[str], directions: list[str], max_samples
     for key in ops:
         op = by_key[key]
         for direction in directions:
-            wanted = dtypes if direction == "forward" else [d for d in dtypes if d in BACKWARD_DTYPES]
+            wanted = (dtypes if direction == "forward"
+                      else [d for d in dtypes if d in BACKWARD_DTYPES])
             supported = (op.supported_dtypes("openreg") if direction == "forward"
                          else op.supported_backward_dtypes("openreg"))
             for name in wanted:
@@ -56,7 +57,8 @@ def worker(ops: list[str], dtypes: list[str], directions: list[str], max_samples
                                        max_samples=max_samples)
                     status, detail, samples = outcome.status, outcome.detail, outcome.samples
                 except Exception as exc:  # the harness itself failed on this op
-                    status, detail, samples = "error", f"harness: {type(exc).__name__}: {exc}"[:300], 0
+                    status, detail, samples = (
+                        "error", f"harness: {type(exc).__name__}: {exc}"[:300], 0)
                 reason = expected_failure(key, name, direction)
                 if reason is not None:
                     status = {"pass": "xpass"}.get(status, "xfail" if status != "skip" else status)
@@ -181,7 +183,8 @@ def reclassify(path: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--ops", default="", help="comma-separated OpInfo names (default: all)")
     parser.add_argument("--dtypes", default=",".join(DTYPES))
     parser.add_argument("--directions", default="forward,backward")

@@ -16,7 +16,8 @@ def _run(args: list[str], env: dict | None, timeout: int) -> subprocess.Complete
                           timeout=timeout, cwd=ROOT)
 
 
-def run_python(code: str, env: dict | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+def run_python(code: str, env: dict | None = None,
+               timeout: int = 120) -> subprocess.CompletedProcess:
     """Runs `code` in a new interpreter (fresh device state, its own environment)."""
     return _run([sys.executable, "-c", code], env, timeout)
 

@@ -17,13 +17,20 @@ def on(device, *tensors):
 CASES = {
     "mm + tanh": (lambda a, b: torch.tanh(a @ b), [(3, 4), (4, 2)]),
     "softmax": (lambda a: torch.softmax(a, dim=1), [(3, 5)]),
-    "log_softmax + nll": (lambda a: F.nll_loss(F.log_softmax(a, 1), torch.tensor([1, 0, 3], device=a.device)), [(3, 5)]),
+    "log_softmax + nll": (
+        lambda a: F.nll_loss(F.log_softmax(a, 1), torch.tensor([1, 0, 3], device=a.device)),
+        [(3, 5)]),
     "layer_norm": (lambda a, w: F.layer_norm(a, (4,), w), [(2, 4), (4,)]),
     "conv2d": (lambda x, w: F.conv2d(x, w, padding=1), [(1, 2, 5, 5), (3, 2, 3, 3)]),
     "max_pool2d": (lambda x: F.max_pool2d(x, 2), [(1, 1, 4, 4)]),
     "gelu + sum": (lambda a: F.gelu(a).sum(dim=0), [(3, 4)]),
-    "index + gather": (lambda a: a[torch.tensor([2, 0], device=a.device)].gather(1, torch.tensor([[1], [0]], device=a.device)), [(3, 3)]),
-    "cat + mse": (lambda a, b: F.mse_loss(torch.cat([a, b]), torch.zeros(4, 2, device=a.device)), [(2, 2), (2, 2)]),
+    "index + gather": (
+        lambda a: a[torch.tensor([2, 0], device=a.device)].gather(
+            1, torch.tensor([[1], [0]], device=a.device)),
+        [(3, 3)]),
+    "cat + mse": (
+        lambda a, b: F.mse_loss(torch.cat([a, b]), torch.zeros(4, 2, device=a.device)),
+        [(2, 2), (2, 2)]),
     "selu (overridden)": (torch.selu, [(6,)]),
 }
 

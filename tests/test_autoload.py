@@ -6,7 +6,8 @@ from conftest import run_python
 def test_entry_point_is_registered():
     code = (
         "from importlib.metadata import entry_points\n"
-        "print([e.value for e in entry_points(group='torch.backends') if e.name == 'torch_openreg'])"
+        "print([e.value for e in entry_points(group='torch.backends')"
+        " if e.name == 'torch_openreg'])"
     )
     assert "torch_openreg:_autoload" in run_python(code).stdout
 

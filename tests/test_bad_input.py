@@ -79,7 +79,7 @@ print("RESULTS", json.dumps(results))
 def test_every_public_function_and_binding_fails_clearly():
     result = subprocess.run([sys.executable, "-c", SWEEP], capture_output=True, text=True,
                             timeout=300, cwd=ROOT)
-    last_call = [l for l in result.stdout.splitlines() if l.startswith("CALL")][-1:]
+    last_call = [line for line in result.stdout.splitlines() if line.startswith("CALL")][-1:]
     assert result.returncode == 0, f"crashed at {last_call}: {result.stderr[-2000:]}"
     results = json.loads(result.stdout.split("RESULTS ", 1)[1])
     functions = {r[0] for r in results}

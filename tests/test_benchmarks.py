@@ -144,7 +144,7 @@ def test_phases_splits_windows_by_the_launchs_cost(tmp_path):
     rows = {line.split()[0] if not line.startswith("with launch") else "with launch": line
             for line in lines[2:6]}
     assert set(rows) == {"cpu", "dispatch", "with launch", "launch"}, result.stdout
-    for name, line in rows.items():
+    for _, line in rows.items():
         fastest, median, slowest = (float(v) for v in line.split()[-3:])
         assert fastest <= median <= slowest, line
     slow, total = lines[6].split(": ")[1].split(" of ")

@@ -18,20 +18,29 @@ FUNCTIONAL = {
     "pow": lambda a, b: torch.pow(a.abs(), b), "maximum": lambda a, b: torch.maximum(a, b),
     "where": lambda a, b: torch.where(a > 0, a, b), "clamp": lambda a, b: a.clamp(-0.5, 0.5),
     "eq": lambda a, b: a > b, "sum dim": lambda a, b: a.sum(1, keepdim=True),
-    "mean": lambda a, b: a.mean(0), "amax": lambda a, b: a.amax(1), "max dim": lambda a, b: a.max(1)[1],
-    "argmin": lambda a, b: a.argmin(), "var": lambda a, b: a.var(1), "norm": lambda a, b: a.norm(dim=1),
-    "cumsum": lambda a, b: a.cumsum(1), "sort": lambda a, b: a.sort(1)[0], "topk": lambda a, b: a.topk(2)[1],
+    "mean": lambda a, b: a.mean(0), "amax": lambda a, b: a.amax(1),
+    "max dim": lambda a, b: a.max(1)[1], "argmin": lambda a, b: a.argmin(),
+    "var": lambda a, b: a.var(1), "norm": lambda a, b: a.norm(dim=1),
+    "cumsum": lambda a, b: a.cumsum(1), "sort": lambda a, b: a.sort(1)[0],
+    "topk": lambda a, b: a.topk(2)[1],
     "softmax": lambda a, b: a.softmax(1), "log_softmax": lambda a, b: a.log_softmax(0),
-    "addmm": lambda a, b: torch.addmm(a[:, :4], a, b.t()), "bmm": lambda a, b: torch.bmm(a.view(2, 2, 6), b.view(2, 6, 2)),
-    "gather": lambda a, b: a.gather(1, IDX.to(a.device)), "index_select": lambda a, b: a.index_select(1, IDX[:, 0].to(a.device)),
+    "addmm": lambda a, b: torch.addmm(a[:, :4], a, b.t()),
+    "bmm": lambda a, b: torch.bmm(a.view(2, 2, 6), b.view(2, 6, 2)),
+    "gather": lambda a, b: a.gather(1, IDX.to(a.device)),
+    "index_select": lambda a, b: a.index_select(1, IDX[:, 0].to(a.device)),
     "index": lambda a, b: a[IDX[:, 0].to(a.device) % 4], "cat": lambda a, b: torch.cat([a, b], 1),
-    "stack": lambda a, b: torch.stack([a, b]), "tril": lambda a, b: a.tril(), "flip": lambda a, b: a.flip(0),
+    "stack": lambda a, b: torch.stack([a, b]), "tril": lambda a, b: a.tril(),
+    "flip": lambda a, b: a.flip(0),
     "layer_norm": lambda a, b: F.layer_norm(a, (6,)), "gelu": lambda a, b: F.gelu(a),
-    "mse_loss mean": lambda a, b: F.mse_loss(a, b), "mse_loss none": lambda a, b: F.mse_loss(a, b, reduction="none"),
+    "mse_loss mean": lambda a, b: F.mse_loss(a, b),
+    "mse_loss none": lambda a, b: F.mse_loss(a, b, reduction="none"),
     "cross_entropy": lambda a, b: F.cross_entropy(a, IDX[:, 0].to(a.device)),
-    "avg_pool": lambda a, b: F.avg_pool2d(a.view(1, 1, 4, 6), 2), "embedding": lambda a, b: F.embedding(IDX.to(a.device), a.t()),
-    "scatter_add": lambda a, b: torch.zeros(4, 6, device=a.device).scatter_add(1, IDX.to(a.device), b[:, :2]),
-    "masked_fill": lambda a, b: a.masked_fill(a > 0, 0.0), "int64 ops": lambda a, b: (a * 10).long() // 3 % 5,
+    "avg_pool": lambda a, b: F.avg_pool2d(a.view(1, 1, 4, 6), 2),
+    "embedding": lambda a, b: F.embedding(IDX.to(a.device), a.t()),
+    "scatter_add": lambda a, b: torch.zeros(4, 6, device=a.device).scatter_add(
+        1, IDX.to(a.device), b[:, :2]),
+    "masked_fill": lambda a, b: a.masked_fill(a > 0, 0.0),
+    "int64 ops": lambda a, b: (a * 10).long() // 3 % 5,
 }
 
 
@@ -51,7 +60,8 @@ def test_in_place_and_out_forms():
     out = torch.empty(0, device="openreg")
     torch.sin(A.to("openreg"), out=out)
     torch.testing.assert_close(out.cpu(), A.sin())
-    values, indices = torch.empty(0, device="openreg"), torch.empty(0, dtype=torch.long, device="openreg")
+    values, indices = (torch.empty(0, device="openreg"),
+                       torch.empty(0, dtype=torch.long, device="openreg"))
     torch.max(A.to("openreg"), 1, out=(values, indices))
     torch.testing.assert_close(values.cpu(), A.max(1).values)
 
@@ -65,7 +75,8 @@ def test_shapes_change_between_calls():
 
 def test_argument_errors_are_raised_at_the_call():
     a = torch.randn(3, 4, device="openreg")
-    with pytest.raises(RuntimeError, match="size of tensor a .3. must match the size of tensor b .5."):
+    with pytest.raises(RuntimeError,
+                       match="size of tensor a .3. must match the size of tensor b .5."):
         torch.maximum(a, torch.randn(5, 4, device="openreg"))
     with pytest.raises(IndexError, match="Dimension out of range"):
         a.sum(7)
@@ -100,7 +111,8 @@ def test_launch_blocking_reports_those_errors_at_the_call():
             "    a.index_select(1, torch.tensor([0, 7], device='openreg'))\n"
             "except RuntimeError as e:\n"
             "    print('at the call:', 'out of DATA bounds' in str(e))\n")
-    assert run_python(code, env={"OPENREG_LAUNCH_BLOCKING": "1"}).stdout.strip() == "at the call: True"
+    assert (run_python(code, env={"OPENREG_LAUNCH_BLOCKING": "1"}).stdout.strip()
+            == "at the call: True")
 
 
 GRAD_INPUT_OPS = {  # functional operators whose out= overload is `grad_input` or `output`
@@ -203,7 +215,8 @@ def test_a_plan_takes_the_cpu_kernels_dtypes():
     w, b = torch.randn(8, dtype=torch.bfloat16), torch.randn(8, dtype=torch.bfloat16)
     expected = torch.ops.aten.native_layer_norm(x, [8], w, b, 1e-5)
     for _ in range(3):
-        got = torch.ops.aten.native_layer_norm(x.to("openreg"), [8], w.to("openreg"), b.to("openreg"), 1e-5)
+        got = torch.ops.aten.native_layer_norm(x.to("openreg"), [8], w.to("openreg"),
+                                               b.to("openreg"), 1e-5)
         for e, d in zip(expected, got):
             assert d.dtype == e.dtype and torch.equal(d.cpu(), e)
 

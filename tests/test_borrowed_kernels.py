@@ -58,10 +58,12 @@ def same_outcome(fn, *args):
 
 
 def test_borrowed_kernels_example():
-    """examples/borrowed_kernels.py: a CNN and a transformer block train natively, zero fallbacks."""
+    """examples/borrowed_kernels.py: a CNN and a transformer block train natively, zero
+    fallbacks."""
     lines = run_example("borrowed_kernels.py").splitlines()
     assert lines[0].startswith("CNN: loss cpu") and lines[0].endswith("parameters match: True")
-    assert lines[1].startswith("transformer: loss cpu") and lines[1].endswith("parameters match: True")
+    assert (lines[1].startswith("transformer: loss cpu")
+            and lines[1].endswith("parameters match: True"))
     assert lines[2] == "no operator fell back to the CPU"
     cpu, dev = lines[0].split("cpu ")[1].split(" openreg ")
     assert abs(float(cpu) - float(dev.split(",")[0])) < 1e-5
@@ -207,8 +209,9 @@ def foreach_opinfo(name):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("name", ["_foreach_add", "_foreach_mul", "_foreach_div", "_foreach_addcmul",
-                                  "_foreach_addcdiv", "_foreach_lerp", "_foreach_sqrt"])
+@pytest.mark.parametrize("name", ["_foreach_add", "_foreach_mul", "_foreach_div",
+                                  "_foreach_addcmul", "_foreach_addcdiv", "_foreach_lerp",
+                                  "_foreach_sqrt"])
 def test_foreach_opinfo_samples_match_the_cpu(name, dtype):
     """PyTorch's own foreach OpInfo samples (lists of one and five tensors; scalar, list, scalar
     list and tensor arguments) through the in-place forms: the CPU's values bit for bit, or the

@@ -1,4 +1,5 @@
-"""The build (docs/build.md): component folders picked up by the globs, layers that only call down."""
+"""The build (docs/build.md): component folders picked up by the globs, layers that only call
+down."""
 
 import shutil
 import subprocess
@@ -60,7 +61,8 @@ def test_new_component_folder_is_built_without_editing_a_build_file(scratch):
     assert "torch_openreg.dir/scratch/Scratch.cpp.o" in ninja
     # The object is an input of libtorch_openreg's link step.
     link = next(line for line in ninja.splitlines()
-                if line.startswith("build ") and "libtorch_openreg.so:" in line and "_LINKER" in line)
+                if line.startswith("build ") and "libtorch_openreg.so:" in line
+                and "_LINKER" in line)
     assert "scratch/Scratch.cpp.o" in link
 
 

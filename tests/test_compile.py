@@ -55,7 +55,7 @@ def test_device_interface_switches_devices_and_streams():
     assert iface.get_device_properties(0).name == torch.openreg.get_device_name(0)
     assert isinstance(iface.Event(), torch.Event) and isinstance(s, iface.Stream)
     with pytest.raises(AttributeError, match="no attribute 'NotAnInductorName'"):
-        torch.openreg.NotAnInductorName
+        _ = torch.openreg.NotAnInductorName
 
 
 def many_ops(x, w):

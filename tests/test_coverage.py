@@ -34,8 +34,8 @@ def test_report_counts_every_aten_operator():
     assert text.startswith("# Operator coverage")
     counts = {c: len(v) for c, v in result.items()}
     assert counts["borrowed kernel"] > 300 and counts["composite"] > 1500
-    assert sum(counts.values()) == sum(1 for n in __import__("torch")._C._dispatch_get_all_op_names()
-                                       if n.startswith("aten::"))
+    assert sum(counts.values()) == sum(
+        1 for n in __import__("torch")._C._dispatch_get_all_op_names() if n.startswith("aten::"))
 
 
 def test_per_operator_fallbacks_match_the_registrations():

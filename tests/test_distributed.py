@@ -2,8 +2,8 @@
 
 Covers DISTRIBUTED_RUN, DISTRIBUTED_LAUNCH, DISTRIBUTED_WORK_WAIT, DISTRIBUTED_CHECK_PEERS
 (worker `collectives`, under torchrun), DISTRIBUTED_EXAMPLE_* (examples/distributed.py under
-mp.spawn and torchrun) and the timeout of a dead peer (worker `fault`). Every process runs with a timeout
-and is killed if the test fails.
+mp.spawn and torchrun) and the timeout of a dead peer (worker `fault`). Every process runs with a
+timeout and is killed if the test fails.
 """
 
 import os
@@ -189,7 +189,8 @@ def worker_fault(rank: int, port: int, mode: str) -> None:
         dist.all_reduce(t)
         t.cpu()  # the failure reaches the caller at the next synchronize of its stream
     except RuntimeError as e:
-        print(f"rank 0 raised after {time.monotonic() - start:.1f} s: {str(e).splitlines()[0][:200]}")
+        print(f"rank 0 raised after {time.monotonic() - start:.1f} s: "
+              f"{str(e).splitlines()[0][:200]}")
         os._exit(0)
     print("rank 0: no error")
     os._exit(1)
@@ -207,7 +208,8 @@ def test_collectives_under_torchrun():
 
 @pytest.mark.parametrize("launcher", ["mp.spawn", "torchrun"])
 def test_ddp_fsdp_checkpoint_example(launcher):
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                "--nproc-per-node", "2"]
     args = ([] if launcher == "mp.spawn" else torchrun) + ["examples/distributed.py"]
     result = run([sys.executable] + args if launcher == "mp.spawn" else args, timeout=300)
     assert result.returncode == 0, result.stderr

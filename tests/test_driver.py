@@ -1,4 +1,5 @@
-"""The emulated driver (third_party/openreg): its C++ test binary, and isolation seen from Python."""
+"""The emulated driver (third_party/openreg): its C++ test binary, and isolation seen from
+Python."""
 
 import json
 import signal

@@ -50,7 +50,8 @@ def test_strict_mode_raises_naming_the_operator():
     result = run_python(code, env={"OPENREG_STRICT_FALLBACK": "1"})
     assert result.stdout.strip() == "6.0"
     assert "NotImplementedError" in result.stderr
-    assert "'aten::_cummax_helper' is not implemented for openreg and OPENREG_STRICT_FALLBACK=1" in result.stderr
+    assert ("'aten::_cummax_helper' is not implemented for openreg and OPENREG_STRICT_FALLBACK=1"
+            in result.stderr)
 
 
 @pytest.mark.parametrize("call, reason", [
@@ -60,7 +61,9 @@ def test_strict_mode_raises_naming_the_operator():
     (lambda: torch.ops.openreg_tests.alias_of(torch.ones(4, device="openreg")), "returns a view"),
 ])
 def test_operator_kinds_that_cannot_fall_back(call, reason):
-    with pytest.raises(NotImplementedError, match=f"is not implemented for openreg, and cannot fall back to the CPU: it {reason}"):
+    with pytest.raises(NotImplementedError,
+                       match="is not implemented for openreg, and cannot fall back to the CPU: "
+                             f"it {reason}"):
         call()
 
 

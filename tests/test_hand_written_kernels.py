@@ -142,8 +142,9 @@ def test_full_sum_and_mean_match_cpu(reduce, n):
 
 ROW_REDUCTIONS = [  # shape, keyword arguments: the short path's cases and the borrowed ones
     ((16, 64), dict(dim=1)), ((16, 64), dict(dim=-1, keepdim=True)), ((4, 5, 6), dict(dim=(-1,))),
-    ((7,), dict(dim=0)), ((), dict(dim=0)), ((3, 4), dict(dim=[])), ((3, 4), dict(dim=[], keepdim=True)),
-    ((16, 64), dict(dim=0)), ((4, 5, 6), dict(dim=(0, 2))), ((0, 4), dict(dim=1)), ((4, 0), dict(dim=1)),
+    ((7,), dict(dim=0)), ((), dict(dim=0)), ((3, 4), dict(dim=[])),
+    ((3, 4), dict(dim=[], keepdim=True)), ((16, 64), dict(dim=0)), ((4, 5, 6), dict(dim=(0, 2))),
+    ((0, 4), dict(dim=1)), ((4, 0), dict(dim=1)),
     ((300, 300), dict(dim=1)),  # large enough for the kernel threads
 ]
 
@@ -258,18 +259,21 @@ def test_cumsum_matches_cpu(dtype):
 
 def test_inplace_checks_happen_before_launch():
     x = torch.ones(3, dtype=torch.int64, device="openreg")
-    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+    with pytest.raises(RuntimeError,
+                       match="result type Float can't be cast to the desired output type Long"):
         x.add_(torch.ones(3, device="openreg"))
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
         x.add_(torch.ones(2, 3, dtype=torch.int64, device="openreg"))
     with pytest.raises(RuntimeError, match="alpha must not be a floating point"):
         torch.add(x, x, alpha=0.5)
     with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors"):
-        torch.ones(2, dtype=torch.bool, device="openreg") - torch.ones(2, dtype=torch.bool, device="openreg")
+        (torch.ones(2, dtype=torch.bool, device="openreg")
+         - torch.ones(2, dtype=torch.bool, device="openreg"))
     assert torch.equal(x.cpu(), torch.ones(3, dtype=torch.int64))  # untouched
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.complex64], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.complex64],
+                         ids=str)
 def test_mm_matches_cpu(dtype):
     a = rand((7, 5), dtype) if not dtype.is_complex else torch.randn(7, 5, dtype=dtype)
     b = rand((5, 3), dtype) if not dtype.is_complex else torch.randn(5, 3, dtype=dtype)
@@ -278,12 +282,14 @@ def test_mm_matches_cpu(dtype):
     out = torch.empty(0, dtype=dtype, device="openreg")
     torch.mm(a.to("openreg"), b.to("openreg"), out=out)
     torch.testing.assert_close(out.cpu(), a @ b)
-    torch.testing.assert_close((a.to("openreg").t().contiguous().t() @ b.to("openreg")).cpu(), a @ b)
+    torch.testing.assert_close((a.to("openreg").t().contiguous().t() @ b.to("openreg")).cpu(),
+                               a @ b)
 
 
 def test_mm_errors():
     a = torch.ones(2, 3, device="openreg")
-    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"):
+    with pytest.raises(RuntimeError,
+                       match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"):
         a @ a
     with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
         torch.mm(a, torch.ones(3, 2, dtype=torch.float64, device="openreg"))

@@ -29,7 +29,8 @@ def test_kernel_threads_must_be_between_one_and_the_cores():
         with pytest.raises(ValueError, match=f"at least one thread, got {bad}"):
             torch.openreg.set_kernel_threads(bad)
     cores = os.cpu_count()
-    with pytest.raises(ValueError, match=f"at most {cores} threads .this machine's cores., got 1000"):
+    with pytest.raises(ValueError,
+                       match=f"at most {cores} threads .this machine's cores., got 1000"):
         torch.openreg.set_kernel_threads(1000)
     assert torch.openreg.get_kernel_threads() == 1  # refused values change nothing
 

@@ -34,7 +34,8 @@ def test_small_blocks_are_split_from_one_segment_and_merge_back():
         a = torch.empty(256, device="openreg")  # 1 KiB
         b = torch.empty(256, device="openreg")
         segs = segments()
-        print(len(segs), segs[0]["total_size"] == 2 * MiB, [blk["state"] for blk in segs[0]["blocks"]])
+        print(len(segs), segs[0]["total_size"] == 2 * MiB,
+              [blk["state"] for blk in segs[0]["blocks"]])
         print(b.data_ptr() == a.data_ptr() + 1024)
         del a, b
         segs = segments()

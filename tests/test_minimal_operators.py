@@ -35,7 +35,8 @@ def test_dtype_round_trips_exactly(dtype):
 def test_dtype_round_trips_through_strided_views(dtype):
     x = sample(dtype)
     back = x.to("openreg").transpose(0, 2)[::2].cpu()
-    assert back.contiguous().view(torch.uint8).equal(x.transpose(0, 2)[::2].contiguous().view(torch.uint8))
+    assert back.contiguous().view(torch.uint8).equal(
+        x.transpose(0, 2)[::2].contiguous().view(torch.uint8))
 
 
 def test_views_share_storage():

@@ -405,7 +405,8 @@ def test_example_scaler():
 
 
 def test_benchmark_harness_runs():
-    """benchmarks/amp.py --quick: checks the harness, not the numbers (they are measured by hand)."""
+    """benchmarks/amp.py --quick: checks the harness, not the numbers (they are measured by
+    hand)."""
     import subprocess
     import sys
 

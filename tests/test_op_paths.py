@@ -123,7 +123,8 @@ REMAINING = {  # operators borrowed by borrow_remaining_operators, not listed by
     "renorm": lambda x: torch.renorm(x, 2, 0, 1.0), "polar": lambda x: torch.polar(x.abs(), x),
     "upsample_nearest2d": lambda x: torch.nn.functional.interpolate(x[None, None], scale_factor=2),
     "reflection_pad2d": lambda x: torch.nn.functional.pad(x[None], (1, 1, 1, 1), mode="reflect"),
-    "glu": lambda x: torch.nn.functional.glu(x, 0), "softshrink": lambda x: torch.nn.functional.softshrink(x),
+    "glu": lambda x: torch.nn.functional.glu(x, 0),
+    "softshrink": lambda x: torch.nn.functional.softshrink(x),
     # no Meta kernel: run and waited for
     "equal": lambda x: torch.tensor(torch.equal(x, x.clone()), device=x.device),
     "cummin": lambda x: torch.cummin(x, 1), "logcumsumexp": lambda x: torch.logcumsumexp(x, 1),
@@ -143,7 +144,8 @@ HOT = {  # operators with kernels of their own for speed: every dtype they take,
     "relu": torch.relu, "sum": torch.sum, "sum dim": lambda x: x.sum(1),
     "amax": lambda x: x.amax(1), "argmax": lambda x: x.argmax(), "clamp": lambda x: x.clamp(-1, 1),
     "where": lambda x: torch.where(x > 0, x, -x), "cat": lambda x: torch.cat([x, x, x[:1]]),
-    "index_select": lambda x: x.index_select(0, torch.tensor([x.shape[0] - 1, 0, 0], device=x.device)),
+    "index_select": lambda x: x.index_select(0, torch.tensor([x.shape[0] - 1, 0, 0],
+                                                             device=x.device)),
     "cumsum": lambda x: x.cumsum(1), "pow": lambda x: x.pow(2), "mean": lambda x: x.mean(),
 }
 
@@ -173,7 +175,8 @@ def test_a_users_first_steps_never_fall_back():
         model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
         model.to("openreg")
         opt = torch.optim.Adam(model.parameters())
-        loss = torch.nn.functional.cross_entropy(model(x), torch.randint(0, 3, (8,), device="openreg"))
+        loss = torch.nn.functional.cross_entropy(model(x),
+                                                 torch.randint(0, 3, (8,), device="openreg"))
         loss.backward()
         opt.step()
         print(loss.item(), model[0].weight.grad.norm())
@@ -588,9 +591,10 @@ def test_index_put_accumulate_index_out_of_range_fails_the_kernel(bad):
     """An index out of range fails the device's kernel with the CPU's message, reported by the
     next synchronize; the rows before it are summed, as on the CPU, and the stream runs on."""
     x = torch.zeros(4, 2, device="openreg")
-    with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 0 with size 4"):
-        x.index_put_((torch.tensor([1, bad, 2], device="openreg"),), torch.ones(3, 2, device="openreg"),
-                     accumulate=True)
+    with pytest.raises(RuntimeError,
+                       match=f"index {bad} is out of bounds for dimension 0 with size 4"):
+        x.index_put_((torch.tensor([1, bad, 2], device="openreg"),),
+                     torch.ones(3, 2, device="openreg"), accumulate=True)
         torch.openreg.synchronize()
     same(x, torch.tensor([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]))
 
@@ -600,7 +604,9 @@ def test_gather_index_out_of_range_fails_the_kernel(bad):
     """An index out of range fails the device's kernel with the CPU's message, reported by the
     next synchronize; the stream then runs the next work."""
     x = torch.randn(4, 5, device="openreg")
-    with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 1 with size 5"):
+    with pytest.raises(RuntimeError,
+                       match=f"index {bad} is out of bounds for dimension 1 with size 5"):
         x.gather(1, torch.tensor([[0, bad]], device="openreg"))
         torch.openreg.synchronize()
-    same(x.gather(1, torch.tensor([[0, 4]], device="openreg")), x.cpu().gather(1, torch.tensor([[0, 4]])))
+    same(x.gather(1, torch.tensor([[0, 4]], device="openreg")),
+         x.cpu().gather(1, torch.tensor([[0, 4]])))

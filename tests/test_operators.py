@@ -45,7 +45,8 @@ def test_fragment_extends_the_namespace():
     assert torch.equal(b.detach().cpu(), torch.full((3,), 2.0))
     b.sum().backward()
     assert torch.equal(a.grad.cpu(), torch.full((3,), 2.0))
-    assert torch.equal(torch.ops.openreg.custom_add(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))
+    assert torch.equal(torch.ops.openreg.custom_add(torch.ones(2), torch.ones(2)),
+                       torch.full((2,), 2.0))
 
 
 def test_autograd_function_returning_an_alias():

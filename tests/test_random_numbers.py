@@ -62,7 +62,8 @@ def test_rng_state_all_and_fork_rng():
     states = torch.openreg.get_rng_state_all()
     expected = [torch.rand(3, device=f"openreg:{i}").cpu() for i in range(2)]
     torch.openreg.set_rng_state_all(states)
-    assert all(torch.equal(torch.rand(3, device=f"openreg:{i}").cpu(), expected[i]) for i in range(2))
+    assert all(torch.equal(torch.rand(3, device=f"openreg:{i}").cpu(), expected[i])
+               for i in range(2))
     torch.openreg.manual_seed(11)
     before = torch.openreg.get_rng_state()
     with torch.random.fork_rng(devices=[0], device_type="openreg"):

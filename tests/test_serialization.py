@@ -39,14 +39,17 @@ class TestSaveLoad:
 
     def test_module_optimizer_checkpoint(self):
         torch.manual_seed(0)
-        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1)).to("openreg")
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(),
+                                    torch.nn.Linear(4, 1)).to("openreg")
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         for _ in range(2):
             opt.zero_grad()
             model(torch.randn(5, 3, device="openreg")).pow(2).mean().backward()
             opt.step()
-        ckpt = roundtrip({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 2}, weights_only=True)
-        model2 = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1)).to("openreg")
+        ckpt = roundtrip({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 2},
+                         weights_only=True)
+        model2 = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(),
+                                     torch.nn.Linear(4, 1)).to("openreg")
         opt2 = torch.optim.SGD(model2.parameters(), lr=0.1, momentum=0.9)
         model2.load_state_dict(ckpt["model"])
         opt2.load_state_dict(ckpt["opt"])
@@ -91,7 +94,8 @@ class TestMapLocation:
         assert w.device == torch.device("openreg:1")
 
     def test_bad_device_index_is_a_clear_error(self, tmp_path):
-        with pytest.raises(RuntimeError, match=r"OPENREG device 5 but torch.openreg.device_count\(\) is 2"):
+        with pytest.raises(RuntimeError,
+                           match=r"OPENREG device 5 but torch.openreg.device_count\(\) is 2"):
             torch.load(saved_on_device_1(tmp_path), map_location="openreg:5")
 
 
@@ -143,7 +147,8 @@ class TestBackendMeta:
         assert isinstance(twin.weight, torch.nn.Parameter)
         assert torch.openreg.internal_format(twin.weight) == "blocked"
         assert torch.openreg.internal_format(twin.bias) == "plain"
-        assert torch.openreg.internal_format(copy.deepcopy(torch.ones(2, device="openreg"))) == "plain"
+        assert (torch.openreg.internal_format(copy.deepcopy(torch.ones(2, device="openreg")))
+                == "plain")
         shared = [t, t]
         twins = copy.deepcopy(shared)
         assert twins[0] is twins[1]  # the memo still works through the wrapper
@@ -243,10 +248,12 @@ def test_example_runs():
         assert line in out
     # Fewer devices (one) or none, in subprocesses: PyTorch's errors name map_location, and
     # "cpu" (or a dict onto a device that exists) loads.
-    one, none = out.split("{'OPENREG_DEVICE_COUNT': '1'}\n")[1].split("{'OPENREG_VISIBLE_DEVICES': ''}\n")
+    one, none = (out.split("{'OPENREG_DEVICE_COUNT': '1'}\n")[1]
+                 .split("{'OPENREG_VISIBLE_DEVICES': ''}\n"))
     assert ("map_location=None: RuntimeError: Attempting to deserialize object on OPENREG device 1 "
             "but torch.openreg.device_count() is 1. Please use torch.load with map_location") in one
-    assert "map_location=cpu: cpu" in one and "map_location={'openreg:1': 'openreg:0'}: openreg:0" in one
+    assert ("map_location=cpu: cpu" in one
+            and "map_location={'openreg:1': 'openreg:0'}: openreg:0" in one)
     assert ("map_location=None: RuntimeError: Attempting to deserialize object on a OPENREG device "
             "but torch.openreg.is_available() is False") in none
     assert "map_location=cpu: cpu" in none

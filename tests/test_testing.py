@@ -153,7 +153,8 @@ class TestDistributions:
             torch.openreg.manual_seed(1234)
             x = torch.empty(64, device="openreg")
             return [x.exponential_().cpu(), torch.poisson(x.abs() + 1).cpu(),
-                    torch.multinomial(x.abs() + 0.1, 8).cpu(), torch.randperm(16, device="openreg").cpu()]
+                    torch.multinomial(x.abs() + 0.1, 8).cpu(),
+                    torch.randperm(16, device="openreg").cpu()]
 
         first, second = draw(), draw()
         for a, b in zip(first, second):

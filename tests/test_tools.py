@@ -1,4 +1,5 @@
-"""Tools (docs/tools.md): the dispatcher's tables and the dispatch trace, as the examples print them."""
+"""Tools (docs/tools.md): the dispatcher's tables and the dispatch trace, as the examples print
+them."""
 
 from conftest import run_example
 

@@ -1,4 +1,5 @@
-"""Troubleshooting (docs/troubleshooting.md): every message the chapter explains, as users see it."""
+"""Troubleshooting (docs/troubleshooting.md): every message the chapter explains, as users see
+it."""
 
 from conftest import run_example
 
@@ -6,7 +7,8 @@ from conftest import run_example
 def test_troubleshooting_example():
     out = run_example("troubleshooting.py")
     assert "Invalid openreg device index 7: this process has 2 openreg device(s)" in out
-    assert "Expected all tensors to be on the same device" in out and "openreg:0 and openreg:1" in out
+    assert ("Expected all tensors to be on the same device" in out
+            and "openreg:0 and openreg:1" in out)
     assert "OutOfMemoryError: OpenReg out of memory. Tried to allocate 16.00 TiB" in out
     assert "'aten::tril_indices' is not implemented for openreg, and cannot fall back" in out
     assert "Could not run 'aten::empty_quantized' with arguments from the 'Quantizedopenreg'" in out

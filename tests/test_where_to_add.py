@@ -63,7 +63,7 @@ def test_named_identifiers_exist(name, where):
 
 def registered_from(op: str) -> str:
     dump = torch._C._dispatch_dump(op)
-    line = next(l for l in dump.splitlines() if l.startswith("PrivateUse1"))
+    line = next(entry for entry in dump.splitlines() if entry.startswith("PrivateUse1"))
     return line.split("registered at ")[-1]
 
 

@@ -105,7 +105,8 @@ def markdown(result: dict[str, list[tuple[str, str]]]) -> str:
     out = [
         "# Operator coverage",
         "",
-        f"Generated while this site was built, from the dispatcher of torch {torch.__version__} with",
+        "Generated while this site was built, from the dispatcher of torch "
+        f"{torch.__version__} with",
         "torch_openreg loaded (`tools/op_coverage.py`). Each ATen operator (overloads count",
         "separately) is in one category; see [Operators](operators.md) for what they mean.",
         "",

@@ -1,6 +1,7 @@
 """Writes the guide's OpInfo pass-rate page from the committed sweep report.
 
-    python tools/opinfo_report.py [--report docs/opinfo/report.json] [--output docs/opinfo-report.md]
+    python tools/opinfo_report.py [--report docs/opinfo/report.json]
+                                  [--output docs/opinfo-report.md]
 
 The docs build calls main() (docs/conf.py): the page shows what the last
 `python scripts/opinfo_sweep.py` measured, without rerunning the sweep.
@@ -20,12 +21,14 @@ MARK = {"pass": "✓", "xpass": "✓", "fail": "✗", "error": "E", "crash": "�
 
 def render(report: dict) -> str:
     columns = [("forward", d) for d in report["dtypes"]]
-    columns += [("backward", d) for d in ("float32", "float64") if "backward" in report["directions"]]
+    columns += [("backward", d) for d in ("float32", "float64")
+                if "backward" in report["directions"]]
     lines = [
         "# OpInfo pass rates",
         "",
         "Generated while this site was built, from `docs/opinfo/report.json`, which",
-        f"`python scripts/opinfo_sweep.py` wrote (torch {report['torch']}, {report['ops']} OpInfos,",
+        f"`python scripts/opinfo_sweep.py` wrote (torch {report['torch']}, "
+        f"{report['ops']} OpInfos,",
         f"at most {report['max_samples']} samples per op and dtype, {report['seconds']} s). The",
         "[testing chapter](testing.md) explains the harness and the expected-failure table.",
         "",
@@ -34,7 +37,8 @@ def render(report: dict) -> str:
         "An operator passes for a dtype when every sample matched the CPU (random operators: the",
         "same distribution). Operators that do not support a dtype are not counted.",
         "",
-        "| direction | dtype | ops | pass rate | fail | error | crash | timeout | expected failures |",
+        "| direction | dtype | ops | pass rate | fail | error | crash | timeout "
+        "| expected failures |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for direction, dtype in columns:

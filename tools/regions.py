@@ -150,7 +150,8 @@ LOCAL_DECLARATION_RE = re.compile(
 NOT_A_TYPE = {"return", "throw", "else", "case", "delete", "new", "co_return", "goto", "using",
               "typename", "class", "struct", "namespace"}
 # A member (x.name, p->name) or a qualified name (std::name, Function::apply) is not the free
-# helper of ours with the same word; only names in our own namespaces (openreg::name, detail::name) are.
+# helper of ours with the same word; only names in our own namespaces (openreg::name,
+# detail::name) are.
 FOREIGN_RE = re.compile(r"(?:\.|->|\b\w+::)\s*\w+")
 OURS_RE = re.compile(r"\b(?:(?:c10|at)::)?(?:native::)?(?:openreg|detail)::")
 BINDING_RE = re.compile(r"\bm\.def\(\s*\"(\w+)\"")

@@ -3,12 +3,13 @@
 import atexit
 import os
 import threading
-from typing import Any, Union
+from typing import Any
 
 import torch
 from torch_openreg import _C
 
-from . import amp, distributed, faults, memory  # distributed: registers the orccl c10d backend
+from . import distributed  # noqa: F401  (registers the orccl c10d backend on import)
+from . import faults  # noqa: F401  (binds the public submodule torch.openreg.faults)
 from ._utils import _get_device_index
 from .amp import get_amp_supported_dtype, is_bf16_supported
 from .fallback import fallback_counts, fallback_report, reset_fallback_counts
@@ -53,7 +54,7 @@ from .streams import (
     stream,
 )
 
-_DeviceLike = Union[torch.device, str, int, None]
+_DeviceLike = torch.device | str | int | None
 
 __all__ = [
     "Event",
@@ -255,7 +256,8 @@ class _DefaultGenerators:
 
     def __getitem__(self, index: int) -> torch.Generator:
         if not 0 <= index < device_count():
-            raise IndexError(f"openreg device index {index} out of range ({device_count()} devices)")
+            raise IndexError(f"openreg device index {index} out of range "
+                             f"({device_count()} devices)")
         if index not in self._wrappers:
             self._wrappers[index] = _C._get_default_generator(index)
         return self._wrappers[index]
@@ -273,7 +275,7 @@ default_generators = _DefaultGenerators()
 
 # LITERALINCLUDE START: COMPILE_DEVICE_MODULE_HOOKS
 # torch.compile: Inductor's backend loads on first use, Dynamo's interface when Dynamo loads.
-from ._compile import inductor_attribute as __getattr__  # noqa: E402
+from ._compile import inductor_attribute as __getattr__  # noqa: E402,F401  (PEP 562 module __getattr__)
 from ._compile import install_dynamo_hook  # noqa: E402
 
 install_dynamo_hook()

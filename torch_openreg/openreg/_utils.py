@@ -1,10 +1,8 @@
 """Helpers shared by torch.openreg's modules; torch's serialization calls _get_device_index."""
 
-from typing import Union
-
 import torch
 
-_DeviceLike = Union[torch.device, str, int, None]
+_DeviceLike = torch.device | str | int | None
 
 
 def _get_device_index(device: _DeviceLike, optional: bool = False) -> int:

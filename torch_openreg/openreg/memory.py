@@ -1,14 +1,14 @@
 """Device and pinned-host memory of torch.openreg: statistics, caching, history and limits."""
 
 from collections import OrderedDict
-from typing import Any, Union
+from typing import Any
 
 import torch
 from torch_openreg import _C
 
 from ._utils import _get_device_index
 
-_DeviceLike = Union[torch.device, str, int, None]
+_DeviceLike = torch.device | str | int | None
 
 
 # LITERALINCLUDE START: MEMORY_PYTHON_STATS
@@ -110,10 +110,12 @@ def memory_summary(device: _DeviceLike = None, abbreviated: bool = False) -> str
     index = _get_device_index(device, optional=True)
     stats = memory_stats(index)
     rows = [("Allocated memory", "allocated_bytes", True), ("Active memory", "active_bytes", True),
-            ("Requested memory", "requested_bytes", True), ("Reserved memory", "reserved_bytes", True),
+            ("Requested memory", "requested_bytes", True),
+            ("Reserved memory", "reserved_bytes", True),
             ("Non-releasable memory", "inactive_split_bytes", True),
             ("Allocations", "allocation", False), ("Active allocs", "active", False),
-            ("Reserved segments", "segment", False), ("Non-releasable allocs", "inactive_split", False)]
+            ("Reserved segments", "segment", False),
+            ("Non-releasable allocs", "inactive_split", False)]
     pools = [("all", "")] if abbreviated else [("all", ""), ("large_pool", "  from large pool"),
                                                ("small_pool", "  from small pool")]
 
@@ -129,17 +131,19 @@ def memory_summary(device: _DeviceLike = None, abbreviated: bool = False) -> str
     width = 87
     lines = ["=" * width,
              f" openreg memory summary, device {index:<2d}  (OOMs: {stats.get('num_ooms', 0)}, "
-             f"driver allocs: {stats.get('num_device_alloc', 0)}, frees: {stats.get('num_device_free', 0)})",
+             f"driver allocs: {stats.get('num_device_alloc', 0)}, "
+             f"frees: {stats.get('num_device_free', 0)})",
              "-" * width,
-             f" {'Metric':<30}| {'Cur Usage':>12} | {'Peak Usage':>12} | {'Tot Alloc':>11} | {'Tot Freed':>11}",
+             f" {'Metric':<30}| {'Cur Usage':>12} | {'Peak Usage':>12} | "
+             f"{'Tot Alloc':>11} | {'Tot Freed':>11}",
              "-" * width]
     for label, key, is_bytes in rows:
         for pool, suffix in pools:
             values = [stats.get(f"{key}.{pool}.{field}", 0)
                       for field in ("current", "peak", "allocated", "freed")]
-            lines.append(f" {(label if not suffix else suffix):<30}| {fmt(values[0], is_bytes):>12} | "
-                         f"{fmt(values[1], is_bytes):>12} | {fmt(values[2], is_bytes):>11} | "
-                         f"{fmt(values[3], is_bytes):>11}")
+            lines.append(f" {(label if not suffix else suffix):<30}| "
+                         f"{fmt(values[0], is_bytes):>12} | {fmt(values[1], is_bytes):>12} | "
+                         f"{fmt(values[2], is_bytes):>11} | {fmt(values[3], is_bytes):>11}")
         lines.append("-" * width)
     lines.append("=" * width)
     return "\n".join(lines) + "\n"

@@ -1,13 +1,12 @@
 """Seeding and RNG state of the openreg devices' default generators (as torch.cuda.random)."""
 
-from typing import Union
 from collections.abc import Iterable
 
 import torch
 
 from ._utils import _get_device_index
 
-_DeviceLike = Union[torch.device, str, int, None]
+_DeviceLike = torch.device | str | int | None
 
 
 def _generator(device: _DeviceLike = None) -> torch.Generator:

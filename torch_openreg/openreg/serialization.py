@@ -15,7 +15,8 @@ __all__ = ["internal_format", "set_internal_format"]
 
 
 def internal_format(tensor: torch.Tensor) -> str:
-    """The internal format of an openreg tensor: ``"plain"`` (default), ``"tiled"`` or ``"blocked"``."""
+    """The internal format of an openreg tensor: ``"plain"`` (default), ``"tiled"`` or
+    ``"blocked"``."""
     return _C._internal_format(tensor)
 
 

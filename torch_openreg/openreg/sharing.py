@@ -48,7 +48,8 @@ def _finish_tensor(cls, storage, size, stride, offset, dtype, requires_grad, met
 
 # LITERALINCLUDE START: SHARING_REBUILD
 def _rebuild_openreg_tensor(
-    cls, size, stride, offset, dtype, requires_grad, metadata, sender_pid, handle, memory_df, control_df
+    cls, size, stride, offset, dtype, requires_grad, metadata, sender_pid, handle, memory_df,
+    control_df
 ):
     physical_device, mem_offset, nbytes, marker = handle
     try:
@@ -71,7 +72,8 @@ def _rebuild_openreg_tensor(
         else:
             # Already mapped here: the sender counted one more reference for
             # this message, give it back.
-            _C._release_shared_openreg_reference(physical_device, mem_offset, nbytes, control_fd, marker)
+            _C._release_shared_openreg_reference(physical_device, mem_offset, nbytes, control_fd,
+                                                 marker)
     finally:
         os.close(memory_fd)
         os.close(control_fd)
@@ -89,10 +91,13 @@ def _reduce_tensor(tensor: torch.Tensor) -> tuple[Any, tuple]:
             "does not support crossing process boundaries. Call detach() on the tensor first."
         )
     torch.utils.hooks.warn_if_has_hooks(tensor)
-    meta = (tensor.size(), tensor.stride(), tensor.storage_offset(), tensor.dtype, tensor.requires_grad)
+    meta = (tensor.size(), tensor.stride(), tensor.storage_offset(), tensor.dtype,
+            tensor.requires_grad)
     if tensor.untyped_storage().nbytes() == 0:
         return (_rebuild_empty_openreg_tensor, (type(tensor), *meta, tensor.device))
-    physical_device, memory_fd, mem_offset, nbytes, control_fd, marker = _C._share_openreg_storage(tensor)
+    physical_device, memory_fd, mem_offset, nbytes, control_fd, marker = (
+        _C._share_openreg_storage(tensor)
+    )
     handle = (physical_device, mem_offset, nbytes, marker)
     # DupFd sends the descriptors over a Unix socket when the receiver unpickles
     # (or through the spawned child's inherited descriptors for Process args).

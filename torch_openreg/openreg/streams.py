@@ -1,13 +1,13 @@
 """Streams and events of torch.openreg, built on the device-generic torch.Stream and torch.Event."""
 
-from typing import Any, Union
+from typing import Any
 
 import torch
 from torch_openreg import _C
 
 from ._utils import _get_device_index
 
-_DeviceLike = Union[torch.device, str, int, None]
+_DeviceLike = torch.device | str | int | None
 _PRIVATEUSE1 = 20  # c10::DeviceType::PrivateUse1: what torch.Stream(device_type=...) takes
 
 

@@ -11,4 +11,5 @@ needs ``expecttest`` and ``numpy``.
 from .compare import Outcome, check_module, check_op, is_random_op
 from .expected_failures import EXPECTED_FAILURES, expected_failure
 
-__all__ = ["EXPECTED_FAILURES", "Outcome", "check_module", "check_op", "expected_failure", "is_random_op"]
+__all__ = ["EXPECTED_FAILURES", "Outcome", "check_module", "check_op", "expected_failure",
+           "is_random_op"]

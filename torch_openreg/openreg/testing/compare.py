@@ -107,7 +107,8 @@ def move_sample(sample, device: str, input_only: bool = False):
     if input_only:
         return move(sample.input), tuple(sample.args), dict(sample.kwargs)
     kwargs = {k: move(v) for k, v in sample.kwargs.items()}
-    if "device" in kwargs and kwargs["device"] is not None and torch.device(kwargs["device"]).type == "cpu":
+    if ("device" in kwargs and kwargs["device"] is not None
+            and torch.device(kwargs["device"]).type == "cpu"):
         kwargs["device"] = device
     return move(sample.input), move(tuple(sample.args)), kwargs
 # LITERALINCLUDE END: TESTING_MOVE_SAMPLE
@@ -399,5 +400,5 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-__all__ = ["Outcome", "check_module", "check_op", "compare_distribution", "dtype_name", "is_random_op",
-           "move_sample", "op_key", "to_device"]
+__all__ = ["Outcome", "check_module", "check_op", "compare_distribution", "dtype_name",
+           "is_random_op", "move_sample", "op_key", "to_device"]
