@@ -82,12 +82,13 @@ def read(path: Path) -> str | None:
 
 
 def strip_strings_and_comments(code: str, python: bool) -> str:
-    """Removes string literals and comments so brackets and words inside them do not count."""
+    """Removes string literals and comments so brackets and words inside them do not count;
+    the line breaks of multi-line comments and strings stay, so lines keep their numbers."""
     if python:
-        code = re.sub(r'("""|\'\'\')(?:.|\n)*?\1', "", code)
+        code = re.sub(r'("""|\'\'\')(?:.|\n)*?\1', lambda m: "\n" * m.group(0).count("\n"), code)
         code = re.sub(r"(\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*')", "", code)
         return re.sub(r"#[^\n]*", "", code)
-    code = re.sub(r"/\*(?:.|\n)*?\*/", "", code)
+    code = re.sub(r"/\*(?:.|\n)*?\*/", lambda m: "\n" * m.group(0).count("\n"), code)
     code = re.sub(r"//[^\n]*", "", code)
     code = re.sub(r"\"(?:\\.|[^\"\\\n])*\"", "", code)
     return re.sub(r"'(?:\\.|[^'\\\n])*'", "", code)
@@ -244,9 +245,10 @@ class CodeIndex:
                     self._by_part.setdefault((part, name), []).append(Definition(name, path, line))
                 text = self.texts[path]
                 if "include" in path.relative_to(self.root).parts:  # a C API any part may call
-                    for m in PROTOTYPE_RE.finditer(strip_strings_and_comments(text, False)):
+                    plain = strip_strings_and_comments(text, False)  # keeps the line breaks
+                    for m in PROTOTYPE_RE.finditer(plain):
                         if m.group(1).split()[0] not in NOT_A_TYPE:
-                            line = text.count("\n", 0, m.start(2)) + 1
+                            line = plain.count("\n", 0, m.start(2)) + 1
                             self._api.setdefault(m.group(2), Definition(m.group(2), path, line))
                 for m in BINDING_RE.finditer(text):
                     line = text.count("\n", 0, m.start()) + 1
