@@ -255,6 +255,11 @@ class CodeIndex:
                     name = m.group(1)
                     self._bindings.setdefault(name, Definition("_C." + name, path, line))
 
+    def _is_member(self, d: Definition) -> bool:
+        """A definition inside a class body (indented) or of a member out of it (Class::name)."""
+        text = self.texts[d.path].splitlines()[d.line - 1]
+        return text[:1] in (" ", "\t") or f"::{d.name}(" in text
+
     def _problem(self, rule: str, path: Path, line: int, message: str) -> None:
         self.problems.append((rule, path, line, message))
 
@@ -338,6 +343,8 @@ class CodeIndex:
                 same = [d for d in defs if d.path == path]
                 if not defs and name in self._api and self._api[name].path != path:
                     defs = [self._api[name]]
+                free = [d for d in defs if not self._is_member(d)]
+                defs = free or defs  # an unqualified call reaches a free function first
                 if defs:
                     first_per_file = {d.path: d for d in reversed(defs)}  # the first of each file
                     found[name] = same[:1] or sorted(first_per_file.values(),
