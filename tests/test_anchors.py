@@ -281,3 +281,18 @@ def test_labels_tell_a_class_from_a_function_of_the_same_name():
 
     path = ROOT / "torch_openreg" / "openreg" / "streams.py"
     assert regions.label(ROOT, path, "Stream") != regions.label(ROOT, path, "stream")
+
+
+def test_parameters_bindings_and_members_of_the_region_class(tmp_path):
+    files = {
+        "other.cpp": ("int device(int x) {\n  return x;\n}\n"
+                      "struct Log {\n  void record(int x);\n};\nvoid Log::record(int x) {}\n"),
+        "pool.cpp": ("struct Pool {\n  void record(int x);\n  int take(int n);\n};\n"
+                     "void Pool::record(int x) {}\n"),
+        "lib.cpp": (f"// {S}USES_POOL\nint Pool::take(std::optional<Dtype> dtype,\n"
+                    f"               std::optional<Device> device) {{\n"
+                    f"  for (auto& [key, block] : map) record(key);\n  return device;\n}}\n"
+                    f"// {E}USES_POOL\n"),
+    }
+    # device is a parameter, key and block are bindings; record is Pool's own member
+    assert helpers_of(tmp_path, files, "USES_POOL") == ["record@pool.cpp:5"]

@@ -110,7 +110,9 @@ def brackets_balance(text: str, python: bool) -> bool:
 # definition at the start of a line (a return type, then the name and its parameters, with its
 # body following), a type, a constant or alias, a macro. Python: module-level def, class and
 # assignments. CMake: set().
-NOT_A_DECLARATION = r"(?!return\b|else\b|case\b|throw\b|delete\b|new\b|namespace\b|using\b)"
+NOT_A_DECLARATION = (r"(?!return\b|else\b|case\b|throw\b|delete\b|new\b|namespace\b"
+                     r"|using\b|struct\b|class\b|enum\b|union\b|friend\b|operator\b"
+                     r"|[\w:<>,*& \t]*operator\b)")
 CPP_DEFINITION_RES = [
     # A function, also a member defined outside its class (void Allocator::free_block(...) {).
     re.compile(r"^ {0,2}" + NOT_A_DECLARATION + r"(?:[\w:<>,*&]+[ \t]+)+[*&]?(?:\w+::)*(\w+)"
@@ -119,10 +121,13 @@ CPP_DEFINITION_RES = [
                r"(\w+)\s*(?:final\s*)?[:{]", re.M),
     re.compile(r"^ {0,2}(?:static\s+|inline\s+|thread_local\s+)*constexpr\s+[\w:<>,\s*&]+?\b(\w+)"
                r"\s*(?:\[[^\]]*\]\s*)?[{=]", re.M),
-    # A variable of the file (column 0) or of a class: std::mutex lock_; thread_local int x = 0;
-    re.compile(r"^ {0,2}" + NOT_A_DECLARATION + r"(?:static\s+|inline\s+|thread_local\s+|const\s+"
+    # A variable of the file (column 0: thread_local int x = 0;) or a data member of a class
+    # (two spaces, named like one: std::mutex mu_;). A function's locals are not definitions.
+    re.compile(r"^" + NOT_A_DECLARATION + r"(?:static\s+|inline\s+|thread_local\s+|const\s+"
                r"|extern\s+)*[A-Za-z_][\w:]*(?:<[^;{}()\n]*>)?[ \t*&]+(\w+)\s*(?:\[[^\]]*\]\s*)?"
                r"(?:=[^=]|;|\{)", re.M),
+    re.compile(r"^ {2,4}" + NOT_A_DECLARATION + r"(?:mutable\s+|static\s+|const\s+)*[A-Za-z_][\w:]*"
+               r"(?:<[^;{}()\n]*>)?[ \t*&]+(\w+_)\s*(?:\[[^\]]*\]\s*)?(?:=[^=]|;|\{)", re.M),
     re.compile(r"^ {0,2}(?:template\s*<[^>]*>\s*)?(?:struct|class)\s+(\w+)\s+final\b", re.M),
     re.compile(r"^ {0,2}using\s+(\w+)\s*=", re.M),
     re.compile(r"^typedef\s+(?:struct|enum|union)\s*\w*\s*\{[^}]*\}\s*(\w+)\s*;", re.M),
@@ -146,7 +151,8 @@ PROTOTYPE_RE = re.compile(r"^[ \t]*((?:[\w:<>,*&]+[ \t]+)+)[*&]?(\w+)\([^;{}]*\)
 # whatever files of the project define the same word.
 LOCAL_DECLARATION_RE = re.compile(
     r"(?:^|[(,{;])[ \t]*(?:const[ \t]+|static[ \t]+|constexpr[ \t]+)*"
-    r"([A-Za-z_][\w:]*(?:<[^;{}()]*>)?)[ \t]*[&*]*(?:\.\.\.)?[ \t]+[&*]*(\w+)[ \t]*"
+    r"([A-Za-z_][\w:]*(?:<(?:[^<>;{}()]|<[^<>;{}()]*>)*>)?)[ \t]*[&*]*(?:\.\.\.)?[ \t]+[&*]*"
+    r"(\w+)[ \t]*"
     r"(?=[=;,)\[{]|:(?!:)|\(\w)", re.M)
 NOT_A_TYPE = {"return", "throw", "else", "case", "delete", "new", "co_return", "goto", "using",
               "typename", "class", "struct", "namespace"}
@@ -255,9 +261,17 @@ class CodeIndex:
                     name = m.group(1)
                     self._bindings.setdefault(name, Definition("_C." + name, path, line))
 
+    def _includes(self, path: Path) -> set[str]:
+        """The file names a C/C++ file includes with quotes (its own headers), and its own."""
+        found = set(re.findall(r'^\s*#\s*include\s+"(?:[^"]*/)?([^"/]+)"', self.texts[path], re.M))
+        return found | {path.name, path.with_suffix(".h").name}
+
+    def _line(self, d: Definition) -> str:
+        return self.texts[d.path].splitlines()[d.line - 1]
+
     def _is_member(self, d: Definition) -> bool:
         """A definition inside a class body (indented) or of a member out of it (Class::name)."""
-        text = self.texts[d.path].splitlines()[d.line - 1]
+        text = self._line(d)
         return text[:1] in (" ", "\t") or f"::{d.name}(" in text
 
     def _problem(self, rule: str, path: Path, line: int, message: str) -> None:
@@ -337,7 +351,12 @@ class CodeIndex:
             own |= {name for kind, name in PROTOTYPE_RE.findall(plain)
                     if kind.split()[0] not in NOT_A_TYPE}
             own |= set(re.findall(r"[\[,]\s*&?(\w+)\s*=(?!=)", plain))  # lambda init-captures
+            for names_ in re.findall(r"\bauto\s*&{0,2}\s*\[([^\]]+)\]", plain):  # auto& [a, b]
+                own |= set(IDENT_RE.findall(names_))
+            for params in re.findall(r"#\s*define\s+\w+\(([^)]*)\)", plain):  # macro parameters
+                own |= set(IDENT_RE.findall(params))
             part = cpp_part(self.root, path)
+            classes = set(re.findall(r"\b(\w+)::~?\w+\s*\(", plain))  # members it defines
             for name in sorted(names - own):
                 defs = self._by_part.get((part, name), [])
                 same = [d for d in defs if d.path == path]
@@ -345,6 +364,11 @@ class CodeIndex:
                     defs = [self._api[name]]
                 free = [d for d in defs if not self._is_member(d)]
                 defs = free or defs  # an unqualified call reaches a free function first
+                near = [d for d in defs if d.path.name in self._includes(path)]
+                defs = near or defs  # a header the file includes names what it means
+                own_class = [d for d in defs if any(f"{c}::{d.name}(" in self._line(d)
+                                                    for c in classes)]
+                defs = own_class or defs  # in a member of C, a call reaches C's member first
                 if defs:
                     first_per_file = {d.path: d for d in reversed(defs)}  # the first of each file
                     found[name] = same[:1] or sorted(first_per_file.values(),
