@@ -48,9 +48,11 @@ Every benchmark in `benchmarks/` times the same work on openreg and on native CP
 one run, and reports a **ratio**: openreg's time ÷ the CPU's (lower is better; 1.00 is as
 fast as native CPU). The two sides' rounds alternate, so both see the same machine, and a
 case's ratio is the **median of the per-round ratios**; its **spread** is the lowest and the
-highest of them. The machine is a shared, noisy virtual machine with two cores: a single round
-can be far off, and the spread says how far one run's rounds went. A few figures are not
-openreg ÷ CPU; their row names what they divide, or gives a unit.
+highest of them. Each section names the machine it ran on; on a shared or virtual machine a
+single round can be far off, and the spread says how far one run's rounds went. A few figures
+are not openreg ÷ CPU; their row names what they divide, or gives a unit. A row marked
+"(native)" runs openreg's own kernel for the operator, "(fallback)" the CPU fallback's copies;
+both are divided by the same CPU run.
 
 This page is generated from the latest result of each benchmark (`benchmarks/results/*.json`,
 written by a full run of the command shown) by `tools/results.py`; their history is in git."""
