@@ -55,8 +55,8 @@ static bool plain_float(const at::Tensor& self) {
 
 // The result's shape when the short path takes the reduction: over the last
 // dimension, or over all of them, of a plain_float tensor, in its own dtype.
-// Otherwise (other dimensions, an out-of-range one, other dtypes, strided or
-// large inputs) nullopt: borrowed.
+// Otherwise (other dimensions, an out-of-range one, other dtypes, strided
+// inputs) nullopt: borrowed.
 static std::optional<at::DimVector> short_path_shape(const at::Tensor& self,
                                                      at::OptionalIntArrayRef dim, bool keepdim,
                                                      std::optional<c10::ScalarType> dtype) {
