@@ -7,25 +7,9 @@ import re
 
 import pytest
 import torch
-from conftest import run_example
+from conftest import rand, run_example, same_outcome, special
 
 from torch_openreg.openreg.testing.compare import cpu_threads_of_kernels, move_sample
-
-
-def rand(shape, dtype):
-    if dtype.is_floating_point:
-        return torch.randn(shape, dtype=dtype)
-    return torch.randint(1, 9, shape, dtype=dtype)
-
-
-def special(shape, dtype):
-    """Random values with NaN, infinities and signed zeros among them."""
-    x = torch.randn(shape).mul_(3)
-    flat = x.view(-1)
-    for i, v in enumerate([float("nan"), float("inf"), -float("inf"), 0.0, -0.0]):
-        if i < flat.numel():
-            flat[i * 7 % flat.numel()] = v
-    return x.to(dtype)
 
 
 def bits_equal(got, expected):
@@ -37,24 +21,6 @@ def bits_equal(got, expected):
         width = {2: torch.int16, 4: torch.int32, 8: torch.int64}[expected.element_size()]
         got, expected = got.contiguous().view(width), expected.contiguous().view(width)
     assert torch.equal(got, expected)
-
-
-def same_outcome(fn, *args):
-    """fn on CPU tensors and on their openreg copies: the same values, dtype and strides, or the
-    same error (raised by the call, or, if the CPU kernel raised it inside the device's kernel,
-    by the next synchronization, as a GPU reports a kernel's failure)."""
-    on_device = [a.to("openreg") for a in args]  # before fn, which may write to `args`
-    try:
-        expected = fn(*args)
-    except RuntimeError as error:
-        message = str(error).splitlines()[0]
-        with pytest.raises(RuntimeError, match=re.escape(message[:40])):
-            fn(*on_device)
-            torch.openreg.synchronize()
-        return
-    got = fn(*on_device)
-    torch.testing.assert_close(got.cpu(), expected, equal_nan=True)
-    assert got.dtype == expected.dtype and got.stride() == expected.stride()
 
 
 def test_borrowed_kernels_example():
