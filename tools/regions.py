@@ -1,7 +1,8 @@
 """The guide's code index: the sources' marked regions, and where the names they use are defined.
 
 The guide shows code only as regions of real source, each between a START and an END marker
-comment of one NAME (`LITERALINCLUDE START|END: NAME` behind `//` or `#`).
+comment of one NAME (the word LITERALINCLUDE, then START or END, a colon and the NAME, behind
+`//` or `#`).
 
 A chapter names a region, never a file, so code can move between files without touching the
 guide. A region shows what a chapter teaches; a helper the region calls is not wrapped in a
