@@ -25,6 +25,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", TORCH_FN(set_source_Storage));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_source_Storage_storage_offset));
   m.impl("view", TORCH_FN(view));
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(_has_compatible_shallow_copy_type));
 }
 // LITERALINCLUDE END: MINIMAL_REGISTER
 

@@ -3,6 +3,7 @@
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <atomic>
@@ -41,6 +42,20 @@ at::Tensor allocate_like(const at::Tensor& meta, c10::Device device) {
   if (!meta.defined()) return meta;  // an output not asked for
   return empty_strided(meta.sizes(), meta.strides(), meta.scalar_type(), std::nullopt, device,
                        std::nullopt);
+}
+
+// The ZeroTensor key's fallback gives most operators real zeros in place of a
+// storage-less zero tensor, but lets a few through (dot, vdot, mul.Scalar,
+// add.Scalar) for kernels that treat zeros specially. A borrowed kernel runs
+// on CPU views of device memory, which such a tensor does not have: it gets
+// real zeros too.
+void materialize_zero_tensors(torch::jit::Stack& stack, size_t first) {
+  for (size_t i = first; i < stack.size(); ++i) {
+    if (stack[i].isTensor() && stack[i].toTensor().unsafeGetTensorImpl()->_is_zerotensor()) {
+      const at::Tensor& zero = stack[i].toTensor();
+      stack[i] = at::zeros(zero.sizes(), zero.options());
+    }
+  }
 }
 
 // LITERALINCLUDE START: BORROWED_STEP_BIND
@@ -146,13 +161,17 @@ void launch(const c10::OperatorHandle& op, const Plan& plan, const torch::jit::S
 // boolean indexing, unique): run the CPU kernel on the device's memory, wait
 // for it, and move its results to the device. The synchronization is the
 // one a GPU needs for the same operators. Also run once for every new plan,
-// to check the Meta kernel's shapes against what the CPU kernel produces.
+// to check the Meta kernel's shapes against what the CPU kernel produces, and
+// to let the CPU kernel make its own argument checks (dtypes of out=
+// arguments, overlaps, ranges) before the call returns. With `sized_outs`
+// the host already sized the out= arguments as planned, and the kernel
+// writes them where they are, so that it sees what they overlap.
 std::vector<c10::IValue> run_and_wait(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
-                                      size_t first) {
+                                      size_t first, bool sized_outs) {
   refuse_while_capturing(op.schema().name());
   Captured args(stack.data() + first, stack.data() + stack.size());
   std::vector<size_t> outs;  // out= arguments: the CPU kernel sizes them, the host copies them
-  for (size_t a = 0; a < op.schema().arguments().size(); ++a) {
+  for (size_t a = 0; a < op.schema().arguments().size() && !sized_outs; ++a) {
     if (op.schema().arguments()[a].is_out()) outs.push_back(a);
   }
   struct Produced {
@@ -260,6 +279,35 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
   }
   return fixed;
 }
+// The first call of a plan, or a call without one: the CPU kernel runs
+// before the call returns, so that its argument checks raise here. A written
+// argument that overlaps another is shown to the kernel as it is, before the
+// host resizes anything (the kernel's overlap check comes first: torch.cat
+// into one of its inputs); else the host sizes out= arguments as planned and
+// the kernel writes them. The kernel wanting other sizes than planned raises
+// "not resizable" before writing anything: it then sizes the results itself.
+torch::jit::Stack check_and_run(const c10::OperatorHandle& op, const Plan* plan, bool overlaps,
+                                const torch::jit::Stack& stack, size_t first, c10::Device device) {
+  auto not_resizable = [](const c10::Error& e) {
+    return std::string(e.what()).find("not resizable") != std::string::npos;
+  };
+  if (plan != nullptr && overlaps) {
+    try {
+      return run_and_wait(op, stack, first, true);
+    } catch (const c10::Error& e) {
+      if (!not_resizable(e)) throw;
+    }
+  }
+  if (plan != nullptr) {
+    bind_results(*plan, stack, first, device);  // resizes out= arguments as Meta says
+    try {
+      return run_and_wait(op, stack, first, true);
+    } catch (const c10::Error& e) {
+      if (!not_resizable(e)) throw;
+    }
+  }
+  return run_and_wait(op, stack, first, false);
+}
 }  // namespace
 
 torch::jit::Stack call_borrowed(const c10::OperatorHandle& op, torch::jit::Stack args) {
@@ -282,19 +330,18 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
   std::optional<c10::Device> device = check_same_device(op, *stack);
   TORCH_CHECK(device.has_value(), schema.name(), ": expected an openreg tensor argument");
   c10::DeviceGuard guard(*device);
+  materialize_zero_tensors(*stack, first);
 
   std::optional<MetaKey> key;
   std::shared_ptr<const Plan> plan = plan_call(op, *stack, key);
   std::vector<c10::IValue> results;
-  if (plan != nullptr && (plan->checked || plan->in_place || !key ||
+  if (plan != nullptr && (plan->checked || !key ||
                           c10::openreg::getCurrentOpenRegStream().is_capturing())) {
     results = bind_results(*plan, *stack, first, *device);
     launch(op, *plan, *stack, first, results);
   } else {  // the shapes depend on the data, or a new plan is checked against the CPU kernel
-    if (plan != nullptr) {
-      bind_results(*plan, *stack, first, *device);  // resizes out= arguments as Meta says
-    }
-    torch::jit::Stack produced = run_and_wait(op, *stack, first);
+    torch::jit::Stack produced = check_and_run(op, plan.get(), key.has_value() && key->overlaps,
+                                               *stack, first, *device);
     if (plan != nullptr && key.has_value())
       remember(std::move(*key), corrected_plan(plan, produced));
     results = device_results(schema, produced, *stack, first, *device);

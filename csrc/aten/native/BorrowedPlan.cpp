@@ -1,6 +1,7 @@
 // BorrowedPlan.cpp: a borrowed call's plan: Meta shapes, cached; how the results get written.
 #include "BorrowedPlan.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 
@@ -74,10 +75,44 @@ bool encode(const c10::IValue& v, MetaKey& k) {
     w.push_back(-13);
     for (bool b : v.toBoolList()) w.push_back(b);
     w.push_back(-14);
+  } else if (v.isComplexDouble()) {
+    c10::complex<double> c = v.toComplexDouble();
+    double parts[2] = {c.real(), c.imag()};
+    int64_t re, im;
+    std::memcpy(&re, &parts[0], sizeof re);
+    std::memcpy(&im, &parts[1], sizeof im);
+    w.insert(w.end(), {-15, re, im});
+  } else if (v.isGenerator()) {
+    w.push_back(-16);  // which generator does not change the shapes or the checks
   } else {
-    return false;  // complex scalars, generators, ...: not cached
+    return false;  // other kinds (a list of scalars, ...): not cached
   }
   return true;
+}
+
+// How each written argument overlaps each other tensor argument. Kernels
+// refuse some overlaps (an out= that is part of an input), a check the Meta
+// kernel may not make, so a call whose overlaps differ from the cached
+// call's is a new call, checked on the host like any other.
+void encode_overlaps(const c10::FunctionSchema& schema, const torch::jit::Stack& stack,
+                     size_t first, MetaKey& k) {
+  const auto& args = schema.arguments();
+  for (size_t a = 0; a < args.size(); ++a) {
+    const auto* alias = args[a].alias_info();
+    if (alias == nullptr || !alias->isWrite() || !stack[first + a].isTensor()) continue;
+    const at::Tensor& written = stack[first + a].toTensor();
+    if (!written.defined() || !written.has_storage()) continue;
+    for (size_t b = 0; b < args.size(); ++b) {
+      if (b == a) continue;
+      for_each_tensor(stack[first + b], [&](const at::Tensor& t) {
+        if (t.defined() && t.has_storage()) {
+          at::MemOverlapStatus status = at::get_overlap_status(written, t);
+          k.words.push_back(static_cast<int64_t>(status));
+          k.overlaps = k.overlaps || status != at::MemOverlapStatus::No;
+        }
+      });
+    }
+  }
 }
 
 // A set of operators, found out once each at run time. Keyed by the address of
@@ -243,6 +278,7 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
   for (size_t i = first; i < stack.size() && key.has_value(); ++i) {
     if (!encode(stack[i], *key)) key.reset();  // not cacheable
   }
+  if (key.has_value()) encode_overlaps(schema, stack, first, *key);
   if (key.has_value()) {
     if (auto hit = meta_cache().find(*key)) return (*hit)->from_data ? nullptr : std::move(*hit);
   }
@@ -259,7 +295,11 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
     shapes_from_data().set(&op.schema(), true);  // no Meta kernel
     return nullptr;
   } catch (const c10::Error&) {
-    throw;  // the operator's own argument check: the user sees its message
+    // The operator's own argument check, usually, and then the CPU kernel
+    // raises it too. But a Meta kernel can refuse what the CPU kernel takes
+    // (index_reduce's, on an empty source): the CPU kernel decides, before
+    // the call returns. Not cached: a valid call of the same shapes is rare.
+    return nullptr;
   } catch (const std::exception&) {
     // A Python Meta kernel raised: the output shape depends on the data
     // (indexing with a mask), or the arguments are wrong; the CPU kernel,
@@ -296,10 +336,6 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
     plan->out = out;
   }
   if (!plan->in_place) plan->writer = writer_for(schema);
-  if (plan->in_place && key.has_value()) {  // nothing new to check against the CPU kernel
-    plan->checked = true;
-    remember(*key, plan);
-  }
   return plan;
 }
 // LITERALINCLUDE END: BORROWED_STEP_PLAN

@@ -151,6 +151,24 @@ at::Tensor& set_source_Tensor(at::Tensor& self, const at::Tensor& source) {
 }
 // LITERALINCLUDE END: MINIMAL_SET
 
+// LITERALINCLUDE START: MINIMAL_SHALLOW_COPY
+// Whether `self` may take `from`'s storage and metadata in place, as
+// `param.data = new` does. `Module.to` asks it to move a Parameter without
+// replacing it: when the answer is no, every Parameter becomes a new object,
+// so tied weights come apart and an optimizer built before `.to()` keeps the
+// old ones. c10's answer lists the dense backends it knows, and PrivateUse1 is
+// not among them: a plain strided openreg tensor is exactly as compatible
+// with a strided CPU tensor as a CUDA tensor is.
+bool _has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto plain = [](const at::Tensor& t) {
+    return t.layout() == c10::kStrided && !t.is_quantized() && !t.is_nested() &&
+           (t.is_cpu() || t.is_privateuseone());
+  };
+  if (plain(self) && plain(from)) return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+// LITERALINCLUDE END: MINIMAL_SHALLOW_COPY
+
 // LITERALINCLUDE START: MINIMAL_LOCAL_SCALAR_DENSE
 c10::Scalar _local_scalar_dense(const at::Tensor& self) {
   c10::DeviceGuard guard(self.device());

@@ -35,5 +35,6 @@ at::Tensor& set_source_Storage_storage_offset(at::Tensor& self, c10::Storage sou
                                               int64_t storage_offset, c10::IntArrayRef size,
                                               c10::IntArrayRef stride);
 at::Tensor view(const at::Tensor& self, c10::IntArrayRef size);
+bool _has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from);
 
 }  // namespace at::native::openreg

@@ -127,6 +127,9 @@ at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory
     out.unsafeGetTensorImpl()->set_backend_meta(meta->clone(meta));
   }
   if (self.numel() == 0) return out;
+  // A storage-less zero tensor (autograd's known-zero gradient) reaches clone
+  // directly: its clone is real zeros.
+  if (self.unsafeGetTensorImpl()->_is_zerotensor()) return out.zero_();
   if (self.is_non_overlapping_and_dense() && out.strides() == self.strides() && !self.is_conj() &&
       !self.is_neg()) {
     c10::openreg::check_storage_fits(self);  // raw pointers skip KernelTensor's check
