@@ -7,7 +7,7 @@ import re
 
 import pytest
 import torch
-from conftest import rand, run_example, same_outcome, special
+from conftest import rand, run_example, run_python, same_outcome, special
 
 from torch_openreg.openreg.testing.compare import cpu_threads_of_kernels, move_sample
 
@@ -247,3 +247,65 @@ def test_dtype_conversion_matches_cpu(src, dst):
     bits_equal(cl.to("openreg").to(dst, memory_format=torch.channels_last),
                cl.to(dst, memory_format=torch.channels_last))
     assert d.to(dst).cpu().dtype == dst and d.to(dtype=src) is d  # same dtype: no copy
+
+
+# A call the CPU kernel refuses raises at the call, on the host, with PyTorch's message, leaves
+# nothing pending on the stream, and the next call works: each case twice, since the second
+# call of the same shapes finds the plan the first one left (or did not leave) in the cache.
+INVALID_CALLS = {
+    "out= of the wrong dtype": (
+        lambda d: torch.all(torch.ones(3, 4, device=d), 1,
+                            out=torch.empty(3, dtype=torch.float16, device=d)),
+        "only supports bool tensor for result"),
+    "random_ with an empty range": (
+        lambda d: torch.empty(4, device=d).random_(5, 2), "expects 'from' to be less than 'to'"),
+    "out= overlapping its input in part": (
+        lambda d: (lambda x: torch.add(x[:4], 1, out=x[1:5]))(torch.arange(6.0, device=d)),
+        "refer to a single memory location"),
+    "boolean assignment of the wrong size": (
+        lambda d: torch.zeros(3, 4, device=d).__setitem__(
+            torch.tensor([True, False, True], device=d), torch.ones(5, device=d)),
+        "shape mismatch"),
+}
+
+
+@pytest.mark.parametrize("name", INVALID_CALLS)
+def test_invalid_calls_raise_at_the_call(name):
+    call, message = INVALID_CALLS[name]
+    with pytest.raises(RuntimeError, match=message):
+        call("cpu")
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=message):
+            call("openreg")
+        torch.openreg.synchronize()  # nothing was left to fail later
+        assert (torch.ones(2, device="openreg") + 1).tolist() == [2.0, 2.0]
+
+
+def test_a_meta_refusal_defers_to_the_cpu_kernel():
+    # index_reduce_'s Meta kernel selects from the source, which fails when the source is empty;
+    # the CPU kernel accepts the call.
+    for where in ("cpu", "openreg"):
+        x = torch.ones(5, 3, device=where)
+        empty = torch.empty(0, dtype=torch.long, device=where)
+        x.index_reduce_(0, empty, torch.empty(0, 3, device=where), "prod")
+        assert x.sum().item() == 15.0
+
+
+def test_warnings_of_the_cpu_kernel_reach_python():
+    # searchsorted's CPU kernel warns, once per process, about a non-contiguous boundary: in a
+    # new process, the first call is openreg's, and the warning comes from the device's worker.
+    result = run_python(
+        "import warnings, torch, torch_openreg\n"
+        "b = torch.arange(10.0, device='openreg')[::2]\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    torch.searchsorted(b, torch.tensor([3.0], device='openreg'))\n"
+        "print([str(w.message) for w in caught])\n")
+    assert "boundary tensor is non-contiguous" in result.stdout, result.stdout + result.stderr
+
+
+def test_zero_tensors_reach_kernels_as_zeros():
+    zero = torch._efficientzerotensor((3, 4), device="openreg")
+    assert zero.clone().cpu().equal(torch.zeros(3, 4))
+    assert torch.dot(zero[0], zero[0]).item() == 0.0
+    assert (zero * 2).cpu().equal(torch.zeros(3, 4))

@@ -186,3 +186,51 @@ def test_minimal_operators_example():
     assert "[30., 40., 50.]]" in out and "view shares storage: True" in out
     assert "resized: (4, 3) first rows kept: [[0.0, 1.0, 2.0], [30.0, 40.0, 50.0]]" in out
     assert "openreg:1 torch.float64 2.0" in out
+
+
+def test_module_to_keeps_parameters_ties_and_the_optimizer():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(11, 6), torch.nn.Linear(6, 11, bias=False))
+    model[1].weight = model[0].weight  # tied, as a language model ties its embeddings
+    reference = [p.detach().clone() for p in model.parameters()]
+    params = list(model.parameters())
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)  # built before .to()
+
+    assert torch._has_compatible_shallow_copy_type(torch.ones(1), torch.ones(1, device="openreg"))
+    model.to("openreg")
+    assert [p is q for p, q in zip(model.parameters(), params)] == [True]
+    assert model[1].weight is model[0].weight and params[0].device.type == "openreg"
+
+    cpu = torch.nn.Sequential(torch.nn.Embedding(11, 6), torch.nn.Linear(6, 11, bias=False))
+    cpu[1].weight = cpu[0].weight
+    with torch.no_grad():
+        cpu[0].weight.copy_(reference[0])
+    cpu_optimizer = torch.optim.AdamW(cpu.parameters(), lr=0.1)
+    tokens = torch.tensor([1, 4, 9, 2])
+    for _ in range(3):
+        for net, opt, where in ((model, optimizer, "openreg"), (cpu, cpu_optimizer, "cpu")):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(net(tokens.to(where)), tokens.to(where)).backward()
+            opt.step()
+    torch.testing.assert_close(model[0].weight.cpu(), cpu[0].weight)
+    assert model[1].weight is model[0].weight
+
+
+def test_lazy_module_materializes_on_the_device():
+    lazy = torch.nn.LazyLinear(3).to("openreg")
+    out = lazy(torch.ones(2, 4, device="openreg"))
+    assert out.shape == (2, 3) and type(lazy) is torch.nn.Linear
+    assert lazy.weight.device.type == "openreg"
+
+
+def test_deterministic_mode_fills_new_memory():
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert torch.empty(3, device="openreg").isnan().all()
+        assert (torch.empty(2, dtype=torch.int32, device="openreg") == 2**31 - 1).all()
+        assert torch.empty_strided((2, 2), (1, 2), device="openreg").isnan().all()
+        grown = torch.zeros(2, device="openreg").resize_(5).cpu()
+        assert grown[:2].eq(0).all() and grown[2:].isnan().all()
+    finally:
+        torch.use_deterministic_algorithms(previous)

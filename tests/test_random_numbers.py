@@ -182,3 +182,20 @@ def test_random_numbers_example():
     out = run_example("random_numbers.py")
     assert "same seed, same numbers: True" in out and "device 1 untouched: True" in out
     assert "initial seed after fork_rng: 0" in out
+
+
+@pytest.mark.parametrize("dtype, low, high", [
+    (torch.int8, 0, 300), (torch.uint8, -1, 4), (torch.float16, 0, 2**20), (torch.float32, 5, 2)])
+def test_random_ranges_are_validated_as_on_the_cpu(dtype, low, high):
+    def error(device):
+        try:
+            torch.empty(4, dtype=dtype, device=device).random_(low, high)
+        except RuntimeError as e:
+            return str(e)
+        return None
+    assert error("cpu") is not None and error("openreg") == error("cpu")
+
+
+def test_random_range_past_exact_floats_warns():
+    with pytest.warns(UserWarning, match="out of bounds"):
+        torch.empty(4, device="openreg").random_(0, 2**25)

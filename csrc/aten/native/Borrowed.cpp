@@ -165,9 +165,11 @@ void launch(const c10::OperatorHandle& op, const Plan& plan, const torch::jit::S
 // to let the CPU kernel make its own argument checks (dtypes of out=
 // arguments, overlaps, ranges) before the call returns. With `sized_outs`
 // the host already sized the out= arguments as planned, and the kernel
-// writes them where they are, so that it sees what they overlap.
+// writes them where they are, so that it sees what they overlap. The
+// kernel's warnings are raised again on the host, as Python warnings; a call
+// that warns sets `warned`, and its plan is not cached: every such call warns.
 std::vector<c10::IValue> run_and_wait(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
-                                      size_t first, bool sized_outs) {
+                                      size_t first, bool sized_outs, bool& warned) {
   refuse_while_capturing(op.schema().name());
   Captured args(stack.data() + first, stack.data() + stack.size());
   std::vector<size_t> outs;  // out= arguments: the CPU kernel sizes them, the host copies them
@@ -177,9 +179,12 @@ std::vector<c10::IValue> run_and_wait(const c10::OperatorHandle& op, const torch
   struct Produced {
     torch::jit::Stack results;
     std::exception_ptr error;  // the operator's own error, raised on the host as it was raised
+    std::vector<c10::Warning> warnings;
   };
   auto produced = std::make_shared<Produced>();
   launch_kernel([op, args = std::move(args), outs = std::move(outs), produced] {
+    WarningBuffer buffer;
+    c10::WarningUtils::WarningHandlerGuard guard(&buffer);
     try {
       torch::jit::Stack cpu;
       args.append_to(cpu);
@@ -197,8 +202,11 @@ std::vector<c10::IValue> run_and_wait(const c10::OperatorHandle& op, const torch
     } catch (...) {
       produced->error = std::current_exception();
     }
+    produced->warnings = std::move(buffer.warnings);
   });
   c10::openreg::getCurrentOpenRegStream().synchronize();
+  for (const auto& w : produced->warnings) c10::warn(w);
+  warned = !produced->warnings.empty();
   if (produced->error) std::rethrow_exception(produced->error);
   return std::move(produced->results);
 }
@@ -279,6 +287,7 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
   }
   return fixed;
 }
+// LITERALINCLUDE START: BORROWED_CHECK_AND_RUN
 // The first call of a plan, or a call without one: the CPU kernel runs
 // before the call returns, so that its argument checks raise here. A written
 // argument that overlaps another is shown to the kernel as it is, before the
@@ -287,13 +296,14 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
 // the kernel writes them. The kernel wanting other sizes than planned raises
 // "not resizable" before writing anything: it then sizes the results itself.
 torch::jit::Stack check_and_run(const c10::OperatorHandle& op, const Plan* plan, bool overlaps,
-                                const torch::jit::Stack& stack, size_t first, c10::Device device) {
+                                const torch::jit::Stack& stack, size_t first, c10::Device device,
+                                bool& warned) {
   auto not_resizable = [](const c10::Error& e) {
     return std::string(e.what()).find("not resizable") != std::string::npos;
   };
   if (plan != nullptr && overlaps) {
     try {
-      return run_and_wait(op, stack, first, true);
+      return run_and_wait(op, stack, first, true, warned);
     } catch (const c10::Error& e) {
       if (!not_resizable(e)) throw;
     }
@@ -301,13 +311,14 @@ torch::jit::Stack check_and_run(const c10::OperatorHandle& op, const Plan* plan,
   if (plan != nullptr) {
     bind_results(*plan, stack, first, device);  // resizes out= arguments as Meta says
     try {
-      return run_and_wait(op, stack, first, true);
+      return run_and_wait(op, stack, first, true, warned);
     } catch (const c10::Error& e) {
       if (!not_resizable(e)) throw;
     }
   }
-  return run_and_wait(op, stack, first, false);
+  return run_and_wait(op, stack, first, false, warned);
 }
+// LITERALINCLUDE END: BORROWED_CHECK_AND_RUN
 }  // namespace
 
 torch::jit::Stack call_borrowed(const c10::OperatorHandle& op, torch::jit::Stack args) {
@@ -340,9 +351,10 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
     results = bind_results(*plan, *stack, first, *device);
     launch(op, *plan, *stack, first, results);
   } else {  // the shapes depend on the data, or a new plan is checked against the CPU kernel
+    bool warned = false;
     torch::jit::Stack produced = check_and_run(op, plan.get(), key.has_value() && key->overlaps,
-                                               *stack, first, *device);
-    if (plan != nullptr && key.has_value())
+                                               *stack, first, *device, warned);
+    if (plan != nullptr && key.has_value() && !warned)
       remember(std::move(*key), corrected_plan(plan, produced));
     results = device_results(schema, produced, *stack, first, *device);
   }

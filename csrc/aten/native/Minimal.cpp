@@ -3,6 +3,8 @@
 #include "Minimal.h"
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/native/ResizeCommon.h>
+#include <ATen/native/TensorFactories.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
@@ -42,6 +44,18 @@ void ensure_storage_fits(const at::Tensor& self) {
   }
 }
 // LITERALINCLUDE END: MINIMAL_ENSURE_STORAGE_FITS
+
+// LITERALINCLUDE START: MINIMAL_DETERMINISTIC_FILL
+// Under torch.use_deterministic_algorithms(True), memory a program gets
+// without writing it (torch.empty, a resize that grows) is filled with NaN,
+// or an integer type's largest value, so that reading it by mistake gives
+// the same wrong answer on every run. PyTorch's CPU and CUDA factories do
+// it; a backend's factories must too.
+bool deterministic_fill() {
+  const auto& context = at::globalContext();
+  return context.deterministicAlgorithms() && context.deterministicFillUninitializedMemory();
+}
+// LITERALINCLUDE END: MINIMAL_DETERMINISTIC_FILL
 }  // namespace
 
 // LITERALINCLUDE START: MINIMAL_EMPTY_MEMORY_FORMAT
@@ -53,8 +67,10 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
   // The guard validates the index ("openreg:99" raises) and makes the
   // allocator work on the requested device.
   c10::DeviceGuard guard(c10::device_or_default(device));
-  return at::detail::empty_generic(size, c10::openreg::device_allocator(), kOpenRegKeys,
-                                   c10::dtype_or_default(dtype), memory_format);
+  at::Tensor t = at::detail::empty_generic(size, c10::openreg::device_allocator(), kOpenRegKeys,
+                                           c10::dtype_or_default(dtype), memory_format);
+  if (C10_UNLIKELY(deterministic_fill())) at::native::fill_empty_deterministic_(t);
+  return t;
 }
 // LITERALINCLUDE END: MINIMAL_EMPTY_MEMORY_FORMAT
 
@@ -84,8 +100,10 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                          std::optional<c10::Device> device, std::optional<bool> pin_memory) {
   check_factory_options(layout, pin_memory);
   c10::DeviceGuard guard(c10::device_or_default(device));
-  return at::detail::empty_strided_generic(size, stride, c10::openreg::device_allocator(),
-                                           kOpenRegKeys, c10::dtype_or_default(dtype));
+  at::Tensor t = at::detail::empty_strided_generic(size, stride, c10::openreg::device_allocator(),
+                                                   kOpenRegKeys, c10::dtype_or_default(dtype));
+  if (C10_UNLIKELY(deterministic_fill())) at::native::fill_empty_deterministic_(t);
+  return t;
 }
 // LITERALINCLUDE END: MINIMAL_EMPTY_STRIDED
 
@@ -114,7 +132,9 @@ const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
   }
   // CPU's resize would reallocate with the CPU allocator; device storage is
   // regrown through the openreg allocator, contents copied on the device.
+  int64_t old_bytes = static_cast<int64_t>(impl->storage().nbytes());
   ensure_storage_fits(self);
+  if (C10_UNLIKELY(deterministic_fill())) at::native::fill_resize_deterministic_(self, old_bytes);
   return self;
 }
 // LITERALINCLUDE END: MINIMAL_RESIZE

@@ -9,6 +9,7 @@
 #include <ATen/ops/view_as_real.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/native/DistributionTemplates.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <cmath>
@@ -242,17 +243,27 @@ at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen) {
   return random_in(self, 0, default_range(self.scalar_type()), gen);
 }
 
+// PyTorch's own validation of a range, shared by its CPU and CUDA kernels
+// (from < to, both representable in the dtype, a warning past the integers a
+// float holds exactly), calls back with the range it settled on: the same
+// checks, and the same messages, for openreg.
+template <typename RNG>
+struct RandomFromTo {
+  void operator()(at::TensorIteratorBase& iter, uint64_t range, int64_t from,
+                  std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    random_in(self, from, range, gen);
+  }
+  void operator()(at::TensorIteratorBase& iter, std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);  // every int64_t: the full 64 bits
+    random_in(self, std::numeric_limits<int64_t>::lowest(), 0, gen);
+  }
+};
+
 at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
                         std::optional<at::Generator> gen) {
-  uint64_t range;
-  if (to.has_value()) {
-    TORCH_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from,
-                " >= to=", *to);
-    range = static_cast<uint64_t>(*to) - static_cast<uint64_t>(from);
-  } else {
-    range = default_range(self.scalar_type()) - static_cast<uint64_t>(from);
-  }
-  return random_in(self, from, range, gen);
+  return at::native::templates::random_from_to_impl<RandomFromTo, at::Generator>(self, from, to,
+                                                                                  gen);
 }
 
 at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
