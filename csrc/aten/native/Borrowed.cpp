@@ -346,8 +346,8 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
   std::optional<MetaKey> key;
   std::shared_ptr<const Plan> plan = plan_call(op, *stack, key);
   std::vector<c10::IValue> results;
-  if (plan != nullptr && (plan->checked || !key ||
-                          c10::openreg::getCurrentOpenRegStream().is_capturing())) {
+  if (plan != nullptr &&
+      (plan->checked || !key || c10::openreg::getCurrentOpenRegStream().is_capturing())) {
     results = bind_results(*plan, *stack, first, *device);
     launch(op, *plan, *stack, first, results);
   } else {  // the shapes depend on the data, or a new plan is checked against the CPU kernel

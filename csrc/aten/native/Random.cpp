@@ -263,7 +263,7 @@ struct RandomFromTo {
 at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
                         std::optional<at::Generator> gen) {
   return at::native::templates::random_from_to_impl<RandomFromTo, at::Generator>(self, from, to,
-                                                                                  gen);
+                                                                                 gen);
 }
 
 at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
