@@ -81,3 +81,10 @@ def test_fallback_example():
     assert "2 warnings for 4 fallbacks, first: 'aten::_cummax_helper'" in out
     assert "strict mode: NotImplementedError: 'aten::_cummax_helper' is not implemented" in out
     assert "refused: 'aten::tril_indices' is not implemented for openreg" in out
+
+
+def test_a_cpu_scalar_is_never_a_written_argument():
+    x = torch.tensor([1.0, 0.0, 2.0], device="openreg")
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.nonzero(x, out=torch.empty([], dtype=torch.long))
+    assert (x + torch.tensor(1.0)).cpu().tolist() == [2.0, 1.0, 3.0]  # as an input it may join

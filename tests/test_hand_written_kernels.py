@@ -298,3 +298,35 @@ def test_overlapping_writes_are_refused_as_on_the_cpu(name):
         OVERLAPPING_WRITES[name](x)
         return x
     same_outcome(run, torch.arange(8.0))
+
+
+LAYOUTS = {  # module, input, dtype: the CPU picks oneDNN, or a slow path with its own layout
+    "weight channels-last": (lambda: torch.nn.Conv2d(3, 4, 3).to(memory_format=torch.channels_last),
+                             torch.contiguous_format, torch.float32),
+    "input channels-last": (lambda: torch.nn.Conv2d(3, 4, 3), torch.channels_last, torch.float32),
+    "float64 3-d": (lambda: torch.nn.Conv3d(3, 4, 3), torch.channels_last_3d, torch.float64),
+    "transposed": (lambda: torch.nn.ConvTranspose2d(3, 4, 3), torch.channels_last, torch.float32),
+}
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_convolution_lays_out_results_as_the_cpu(name):
+    make, input_format, dtype = LAYOUTS[name]
+    torch.manual_seed(0)
+    cpu = make().to(dtype)
+    spatial = (6, 6, 6) if isinstance(cpu, torch.nn.Conv3d) else (8, 8)
+    x = torch.randn(2, 3, *spatial, dtype=dtype).contiguous(memory_format=input_format)
+    results = {}
+    for where in ("cpu", "openreg"):
+        module = cpu
+        if where == "openreg":  # the same weights, in the same layout (.to keeps strides)
+            module = make().to(dtype)
+            module.load_state_dict(cpu.state_dict())
+            module.to(where)
+        xin = x.detach().to(where).requires_grad_()
+        out = module(xin)
+        out.sum().backward()
+        results[where] = [out, xin.grad, module.weight.grad]
+    for got, want in zip(results["openreg"], results["cpu"]):
+        assert got.stride() == want.stride()
+        torch.testing.assert_close(got.cpu(), want)

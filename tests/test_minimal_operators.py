@@ -234,3 +234,9 @@ def test_deterministic_mode_fills_new_memory():
         assert grown[:2].eq(0).all() and grown[2:].isnan().all()
     finally:
         torch.use_deterministic_algorithms(previous)
+
+
+def test_resize_to_the_same_sizes_keeps_the_strides():
+    for where in ("cpu", "openreg"):
+        x = torch.empty(4, 4, device=where)[:, ::2]
+        assert x.resize_(4, 2).stride() == (4, 2)

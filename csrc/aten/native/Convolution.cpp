@@ -1,4 +1,5 @@
 // Convolution.cpp: convolution on openreg, reached through convolution_overrideable.
+#include <ATen/native/ConvUtils.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty.h>
@@ -42,6 +43,38 @@ std::vector<int64_t> output_shape(const at::Tensor& input, const at::Tensor& wei
   return shape;
 }
 
+// A CPU tensor with `t`'s sizes, strides and dtype and no memory: enough for
+// PyTorch's choice of a CPU convolution algorithm, which reads only metadata.
+at::Tensor cpu_shadow(const at::Tensor& t) {
+  c10::Storage none(c10::Storage::use_byte_size_t(), 0, at::DataPtr(nullptr, c10::kCPU), nullptr,
+                    /*resizable=*/false);
+  at::Tensor shadow = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(none), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+  shadow.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides());
+  return shadow;
+}
+
+// The layout PyTorch's CPU convolution gives its output and gradients for
+// these arguments: it picks an algorithm (oneDNN, or the slow paths for
+// float64 and 3-d), and each has its own rule (oneDNN: channels-last when
+// the input or the weight is; the 3-d slow path: always contiguous). The
+// kernel runs that same CPU convolution, so the device's tensors take the
+// layout the CPU would give, as a user comparing the two expects. Choosing
+// the algorithm also checks the arguments, with PyTorch's messages.
+c10::MemoryFormat cpu_layout(const at::Tensor& input, const at::Tensor& weight,
+                             const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
+                             c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
+                             c10::IntArrayRef output_padding, int64_t groups) {
+  at::Tensor in = cpu_shadow(input), w = cpu_shadow(weight);
+  std::optional<at::Tensor> b;
+  if (bias.has_value() && bias->defined()) b = cpu_shadow(*bias);
+  auto backend = at::native::select_conv_backend(
+      in, w, b, c10::fromIntArrayRefSlow(stride), c10::fromIntArrayRefSlow(padding),
+      c10::fromIntArrayRefSlow(dilation), transposed, c10::fromIntArrayRefSlow(output_padding),
+      groups, std::nullopt);
+  return at::native::_determine_backend_memory_format(in, w, backend);
+}
+
 std::optional<KernelTensor> kernel_view(const std::optional<at::Tensor>& t) {
   return t.has_value() && t->defined() ? std::optional<KernelTensor>(KernelTensor(*t))
                                        : std::nullopt;
@@ -62,7 +95,8 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
               ") and weight type (", weight.scalar_type(), ") should be the same");
   at::Tensor out = at::empty(
       output_shape(input, weight, stride, padding, dilation, transposed, output_padding, groups),
-      input.options().memory_format(input.suggest_memory_format()));
+      input.options().memory_format(cpu_layout(input, weight, bias, stride, padding, dilation,
+                                               transposed, output_padding, groups)));
   c10::DeviceGuard guard(device);
   launch_kernel([out = KernelTensor(out), in = KernelTensor(input), w = KernelTensor(weight),
                  b = kernel_view(bias), stride = stride.vec(), padding = padding.vec(),
@@ -88,8 +122,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   c10::Device device = common_device("convolution_backward", {grad_output, input, weight});
   int64_t bias_size = transposed ? weight.size(1) * groups : weight.size(0);
   at::Tensor grad_input, grad_weight, grad_bias;
-  if (output_mask[0]) grad_input = at::empty_like(input);  // same layout as the input
-  if (output_mask[1]) grad_weight = at::empty_like(weight);
+  c10::MemoryFormat layout = cpu_layout(input, weight, std::nullopt, stride, padding, dilation,
+                                        transposed, output_padding, groups);
+  if (output_mask[0]) grad_input = at::empty(input.sizes(), input.options().memory_format(layout));
+  if (output_mask[1])
+    grad_weight = at::empty(weight.sizes(), weight.options().memory_format(layout));
   if (output_mask[2]) grad_bias = empty_openreg({bias_size}, grad_output.scalar_type(), device);
   c10::DeviceGuard guard(device);
   launch_kernel([gi = kernel_view(grad_input), gw = kernel_view(grad_weight),

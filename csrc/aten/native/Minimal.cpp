@@ -126,6 +126,7 @@ at::Tensor _reshape_alias(const at::Tensor& self, c10::IntArrayRef size, c10::In
 const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
                           std::optional<c10::MemoryFormat> memory_format) {
   auto* impl = self.unsafeGetTensorImpl();
+  if (impl->sizes() == size && !memory_format.has_value()) return self;  // strides kept, as ATen
   impl->set_sizes_contiguous(size);
   if (memory_format.has_value() && *memory_format != c10::MemoryFormat::Preserve) {
     impl->empty_tensor_restride(*memory_format);

@@ -5,8 +5,8 @@
 
 namespace at::native::openreg {
 
-void SameDevice::add(const at::Tensor& t) {
-  if (!t.defined() || (t.is_cpu() && t.dim() == 0)) return;
+void SameDevice::add(const at::Tensor& t, bool written) {
+  if (!t.defined() || (t.is_cpu() && t.dim() == 0 && !written)) return;
   if (t.is_privateuseone() && !openreg_.has_value()) {
     openreg_ = t.device();
   } else if (t.device() != openreg_ && !other_.has_value()) {
@@ -35,8 +35,11 @@ std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op,
                                              const torch::jit::Stack& stack) {
   const auto& schema = op.schema();
   SameDevice devices;
-  for (size_t i = stack.size() - schema.arguments().size(); i < stack.size(); ++i) {
-    for_each_tensor(stack[i], [&](const at::Tensor& t) { devices.add(t); });
+  const size_t first = stack.size() - schema.arguments().size();
+  for (size_t i = first; i < stack.size(); ++i) {
+    const auto* alias = schema.arguments()[i - first].alias_info();
+    bool written = alias != nullptr && alias->isWrite();
+    for_each_tensor(stack[i], [&](const at::Tensor& t) { devices.add(t, written); });
   }
   return devices.check(schema.name());
 }

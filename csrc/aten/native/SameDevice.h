@@ -14,7 +14,9 @@ namespace at::native::openreg {
 // 0-dim CPU tensors (Python numbers) may join, as on CUDA.
 class SameDevice {
  public:
-  void add(const at::Tensor& t);
+  // `written`: the operator writes it (in place, out=): a CPU scalar is
+  // accepted as an input only.
+  void add(const at::Tensor& t, bool written = false);
   // Raises "Expected all tensors to be on the same device" if two devices
   // met; returns the openreg device, if any tensor was on one.
   std::optional<c10::Device> check(const std::string& op) const;
