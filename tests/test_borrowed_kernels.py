@@ -309,3 +309,26 @@ def test_zero_tensors_reach_kernels_as_zeros():
     assert zero.clone().cpu().equal(torch.zeros(3, 4))
     assert torch.dot(zero[0], zero[0]).item() == 0.0
     assert (zero * 2).cpu().equal(torch.zeros(3, 4))
+
+
+OUT_FILLS = {
+    "arange": lambda out: torch.arange(6.0, out=out),
+    "linspace": lambda out: torch.linspace(0, 1, 6, out=out),
+    "logspace": lambda out: torch.logspace(0, 1, 6, out=out),
+    "cumsum": lambda out: torch.cumsum(torch.ones(2, 3, device=out.device), 1, out=out),
+}
+
+
+@pytest.mark.parametrize("name", OUT_FILLS)
+def test_out_arguments_keep_their_shape_and_strides(name):
+    # A 2x3 out= that is every other column of a 2x6 tensor: the CPU kernel writes it in
+    # place, whatever a Meta kernel would have resized it to.
+    results = []
+    for where in ("cpu", "openreg", "openreg"):  # twice: the second call finds the plan cached
+        storage = torch.zeros(2, 6, device=where)
+        out = storage[:, ::2]
+        OUT_FILLS[name](out)
+        results.append((out.shape, out.stride(), storage.cpu()))
+    for shape, stride, storage in results[1:]:
+        assert (shape, stride) == results[0][:2]
+        torch.testing.assert_close(storage, results[0][2])

@@ -257,6 +257,14 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
   fixed->writer = plan->writer;
   fixed->checked = true;
   for (size_t r = 0; r < plan->results.size(); ++r) {
+    if (plan->written[r] >= 0 && produced[r].isTensor() && plan->results[r].isTensor() &&
+        produced[r].toTensor().defined() &&
+        produced[r].toTensor().sizes() != plan->results[r].toTensor().sizes()) {
+      // A written argument the CPU kernel sized otherwise than Meta (or kept).
+      const at::Tensor& meta = plan->results[r].toTensor();
+      fixed->results.push_back(at::empty(produced[r].toTensor().sizes(), meta.options()));
+      continue;
+    }
     if (plan->written[r] >= 0 || !produced[r].isTensor() || !plan->results[r].isTensor()) {
       fixed->results.push_back(plan->results[r]);
       continue;
@@ -289,26 +297,26 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
 }
 // LITERALINCLUDE START: BORROWED_CHECK_AND_RUN
 // The first call of a plan, or a call without one: the CPU kernel runs
-// before the call returns, so that its argument checks raise here. A written
-// argument that overlaps another is shown to the kernel as it is, before the
-// host resizes anything (the kernel's overlap check comes first: torch.cat
-// into one of its inputs); else the host sizes out= arguments as planned and
-// the kernel writes them. The kernel wanting other sizes than planned raises
-// "not resizable" before writing anything: it then sizes the results itself.
-torch::jit::Stack check_and_run(const c10::OperatorHandle& op, const Plan* plan, bool overlaps,
+// before the call returns, so that its argument checks raise here. Written
+// arguments are first shown to the kernel as the caller passed them: the
+// kernel decides whether they need resizing (a Meta kernel written in Python
+// resizes a 2x3 out= of arange(6) to 6 elements, where the CPU kernel keeps
+// it, strides and all) and checks overlaps before anything moves (torch.cat
+// into one of its inputs). Wanting other sizes, it raises "not resizable"
+// before writing anything: the host then sizes them as planned and asks
+// again, and failing that, the kernel sizes new results itself.
+torch::jit::Stack check_and_run(const c10::OperatorHandle& op, const Plan* plan,
                                 const torch::jit::Stack& stack, size_t first, c10::Device device,
                                 bool& warned) {
   auto not_resizable = [](const c10::Error& e) {
     return std::string(e.what()).find("not resizable") != std::string::npos;
   };
-  if (plan != nullptr && overlaps) {
+  if (plan != nullptr) {
     try {
       return run_and_wait(op, stack, first, true, warned);
     } catch (const c10::Error& e) {
       if (!not_resizable(e)) throw;
     }
-  }
-  if (plan != nullptr) {
     bind_results(*plan, stack, first, device);  // resizes out= arguments as Meta says
     try {
       return run_and_wait(op, stack, first, true, warned);
@@ -352,8 +360,7 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
     launch(op, *plan, *stack, first, results);
   } else {  // the shapes depend on the data, or a new plan is checked against the CPU kernel
     bool warned = false;
-    torch::jit::Stack produced = check_and_run(op, plan.get(), key.has_value() && key->overlaps,
-                                               *stack, first, *device, warned);
+    torch::jit::Stack produced = check_and_run(op, plan.get(), *stack, first, *device, warned);
     if (plan != nullptr && key.has_value() && !warned)
       remember(std::move(*key), corrected_plan(plan, produced));
     results = device_results(schema, produced, *stack, first, *device);

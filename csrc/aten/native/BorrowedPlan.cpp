@@ -106,14 +106,16 @@ void encode_overlaps(const c10::FunctionSchema& schema, const torch::jit::Stack&
       if (b == a) continue;
       for_each_tensor(stack[first + b], [&](const at::Tensor& t) {
         if (t.defined() && t.has_storage()) {
-          at::MemOverlapStatus status = at::get_overlap_status(written, t);
-          k.words.push_back(static_cast<int64_t>(status));
-          k.overlaps = k.overlaps || status != at::MemOverlapStatus::No;
+          k.words.push_back(static_cast<int64_t>(at::get_overlap_status(written, t)));
         }
       });
     }
   }
 }
+
+struct DroppedWarnings final : c10::WarningHandler {
+  void process(const c10::Warning&) override {}
+};
 
 // A set of operators, found out once each at run time. Keyed by the address of
 // the operator's schema, which the dispatcher keeps for the process's life.
@@ -290,6 +292,10 @@ std::shared_ptr<const Plan> plan_call(const c10::OperatorHandle& op, const torch
     plan->results.push_back(map_tensors(a, [](const at::Tensor& t) { return to_meta(t); }));
   }
   try {
+    // The Meta kernel's warnings are dropped: the CPU kernel, which runs the
+    // first call of every plan, gives the warnings that call deserves.
+    DroppedWarnings dropped;
+    c10::WarningUtils::WarningHandlerGuard guard(&dropped);
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &plan->results);
   } catch (const c10::NotImplementedError&) {
     shapes_from_data().set(&op.schema(), true);  // no Meta kernel

@@ -20,7 +20,6 @@ namespace at::native::openreg {
 // metadata: Meta runs once per distinct call.
 struct MetaKey {
   c10::SmallVector<int64_t, 48> words;
-  bool overlaps = false;  // a written argument shares memory with another argument
   bool operator==(const MetaKey& o) const { return words == o.words; }
 };
 
