@@ -330,3 +330,13 @@ def test_convolution_lays_out_results_as_the_cpu(name):
     for got, want in zip(results["openreg"], results["cpu"]):
         assert got.stride() == want.stride()
         torch.testing.assert_close(got.cpu(), want)
+
+
+@pytest.mark.parametrize("factory", ["tril_indices", "triu_indices"])
+@pytest.mark.parametrize("args", [(3, 3), (3, 3, 1), (4, 3, -1), (0, 3), (5, 2, -10)], ids=str)
+def test_triangle_index_factories_match_the_cpu(factory, args):
+    make = getattr(torch, factory)
+    assert make(*args, device="openreg").cpu().equal(make(*args))
+    assert make(*args, dtype=torch.int32, device="openreg").dtype == torch.int32
+    with pytest.raises(RuntimeError, match="row must be non-negative"):
+        make(-1, 3, device="openreg")

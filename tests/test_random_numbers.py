@@ -199,3 +199,11 @@ def test_random_ranges_are_validated_as_on_the_cpu(dtype, low, high):
 def test_random_range_past_exact_floats_warns():
     with pytest.warns(UserWarning, match="out of bounds"):
         torch.empty(4, device="openreg").random_(0, 2**25)
+
+
+def test_bernoulli_out_takes_the_shape_and_the_seeded_draws():
+    probabilities = torch.full((2, 3), 0.5, device="openreg")
+    torch.manual_seed(3)
+    out = torch.bernoulli(probabilities, out=torch.empty(0, device="openreg"))
+    torch.manual_seed(3)
+    assert out.shape == (2, 3) and out.cpu().equal(torch.bernoulli(probabilities).cpu())

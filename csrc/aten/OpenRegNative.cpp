@@ -39,6 +39,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("random_.to", TORCH_FN(random_to));
   m.impl("bernoulli_.float", TORCH_FN(bernoulli_float));
   m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor));
+  m.impl("bernoulli.out", TORCH_FN(bernoulli_out));
   m.impl("native_dropout", TORCH_FN(native_dropout));
   m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
   m.impl("convolution_overrideable", TORCH_FN(convolution_overrideable));

@@ -6,6 +6,9 @@
 #include <ATen/ops/index_ops.h>
 #include <ATen/ops/index_put_ops.h>
 #include <ATen/ops/index_select_ops.h>
+#include <ATen/ops/tril_indices.h>
+#include <ATen/ops/triu_indices.h>
+#include <ATen/native/TensorFactories.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/WrapDimMinimal.h>
 #include <c10/util/accumulate.h>
@@ -295,5 +298,45 @@ at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
   }
   return out;
 }
+
+// LITERALINCLUDE START: INDEXING_TRIANGLE_FACTORIES
+// tril_indices and triu_indices create tensors from nothing, so the CPU
+// fallback cannot serve them. The host checks the arguments and computes
+// the result's size with PyTorch's own helpers (ATen/native/TensorFactories.h);
+// the kernel fills the device tensor with what PyTorch's CPU factory makes.
+namespace {
+at::Tensor triangle_indices(bool lower, int64_t row, int64_t col, int64_t offset,
+                            std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                            std::optional<c10::Device> device) {
+  at::native::check_args(row, col, layout);
+  int64_t count = lower ? at::native::get_tril_size(row, col, offset)
+                        : row * col - at::native::get_tril_size(row, col, offset - 1);
+  c10::Device where = c10::device_or_default(device);
+  c10::ScalarType type = dtype.value_or(at::kLong);
+  at::Tensor out = empty_openreg({2, count}, type, where);
+  if (count == 0) return out;
+  c10::DeviceGuard guard(where);
+  c10::openreg::launch_kernel(
+      [result = c10::openreg::KernelTensor(out), lower, row, col, offset, type] {
+        auto options = at::TensorOptions().dtype(type);
+        result.cpu().copy_(lower ? at::tril_indices(row, col, offset, options)
+                                 : at::triu_indices(row, col, offset, options));
+      });
+  return out;
+}
+}  // namespace
+
+at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset,
+                        std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                        std::optional<c10::Device> device, std::optional<bool> /*pin_memory*/) {
+  return triangle_indices(true, row, col, offset, dtype, layout, device);
+}
+
+at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset,
+                        std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                        std::optional<c10::Device> device, std::optional<bool> /*pin_memory*/) {
+  return triangle_indices(false, row, col, offset, dtype, layout, device);
+}
+// LITERALINCLUDE END: INDEXING_TRIANGLE_FACTORIES
 
 }  // namespace at::native::openreg

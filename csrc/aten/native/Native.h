@@ -58,6 +58,8 @@ at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator>
 at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Generator> gen);
 at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
                              std::optional<at::Generator> gen);
+at::Tensor& bernoulli_out(const at::Tensor& self, std::optional<at::Generator> gen,
+                          at::Tensor& out);
 
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p,
                                                   std::optional<bool> train);

@@ -10,6 +10,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/DistributionTemplates.h>
+#include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <cmath>
@@ -308,6 +309,14 @@ at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
     target.copy_(dense);
   });
   return self;
+}
+
+// torch.bernoulli(p, out=t): t takes p's shape, then one coin per element.
+at::Tensor& bernoulli_out(const at::Tensor& self, std::optional<at::Generator> gen,
+                          at::Tensor& out) {
+  common_device("bernoulli", {self, out});
+  at::native::resize_output(out, self.sizes());
+  return bernoulli_tensor(out, self, gen);
 }
 
 }  // namespace at::native::openreg
