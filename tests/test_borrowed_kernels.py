@@ -332,3 +332,18 @@ def test_out_arguments_keep_their_shape_and_strides(name):
     for shape, stride, storage in results[1:]:
         assert (shape, stride) == results[0][:2]
         torch.testing.assert_close(storage, results[0][2])
+
+
+def assign_below(x: torch.Tensor) -> torch.Tensor:
+    x[x < 50] = 1.0
+    return x
+
+
+def test_torchscript_index_lists_reach_the_kernel_as_device_views():
+    # TorchScript builds the Tensor?[] of x[mask] = v with an element type of its own, which
+    # IValue::isOptionalTensorList() does not recognize: the walk over a call's tensors must
+    # still find the mask, or the CPU kernel receives a device tensor and fails.
+    data = torch.arange(100.0, device="openreg")
+    scripted = torch.jit.script(assign_below)
+    got = scripted(data.clone())
+    torch.testing.assert_close(got.cpu(), assign_below(data.clone().cpu()))

@@ -1,6 +1,8 @@
 // Boxed.h: a boxed call's arguments as kernels see them: the walker over their tensors, the operand type.
 #pragma once
 
+#include <algorithm>
+
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/core/jit_type.h>
@@ -40,6 +42,12 @@ void for_each_tensor(const c10::IValue& v, F&& f) {
     for (const std::optional<at::Tensor> t : v.toOptionalTensorList()) {
       if (t.has_value()) f(*t);
     }
+  } else if (v.isList()) {
+    // A Tensor?[] that TorchScript built carries its own element type object,
+    // which isOptionalTensorList() (a pointer comparison) does not recognize.
+    for (const c10::IValue& e : v.toListRef()) {
+      if (e.isTensor()) f(e.toTensor());
+    }
   }
 }
 
@@ -56,6 +64,16 @@ c10::IValue map_tensors(const c10::IValue& v, F&& f) {
     for (const std::optional<at::Tensor> t : v.toOptionalTensorList()) {
       list.push_back(t.has_value() ? std::optional<at::Tensor>(f(*t)) : std::nullopt);
     }
+    return list;
+  }
+  if (v.isList()) {  // a Tensor?[] of TorchScript's (see for_each_tensor)
+    c10::List<c10::IValue> given = v.toList();
+    bool holds =
+        std::any_of(given.begin(), given.end(), [](const c10::IValue& e) { return e.isTensor(); });
+    if (!holds) return v;
+    c10::impl::GenericList list(given.elementType());
+    for (const c10::IValue e : given)
+      list.push_back(e.isTensor() ? c10::IValue(f(e.toTensor())) : e);
     return list;
   }
   return v;
