@@ -256,6 +256,8 @@ def test_device_and_device_of_switch_and_restore():
     with torch.openreg.device(1), torch.openreg.device_of(torch.ones(1)):  # not on openreg
         assert torch.openreg.current_device() == 1
     assert torch.openreg.current_device() == 0
+    with pytest.raises(TypeError, match="device_of expects a tensor or a storage, got int"):
+        torch.openreg.device_of(1)
 
 
 def test_mem_get_info_is_free_and_total_bytes():

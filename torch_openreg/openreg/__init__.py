@@ -245,8 +245,10 @@ class device_of(device):
     """
 
     def __init__(self, obj: Any) -> None:
-        on_openreg = obj.device.type == "openreg"
-        super().__init__(obj.device.index if on_openreg else -1)
+        where = getattr(obj, "device", None)
+        if not isinstance(where, torch.device):
+            raise TypeError(f"device_of expects a tensor or a storage, got {type(obj).__name__}")
+        super().__init__(where.index if where.type == "openreg" else -1)
 # LITERALINCLUDE END: DEVICE_DEVICE_DEF
 
 
