@@ -71,7 +71,7 @@ def test_spawn_works(tmp_path):
 def test_visible_devices_select_and_reorder():
     code = ("import torch\n"
             "print(torch.openreg.device_count(),"
-            " [torch.openreg.get_device_properties(i)['physical_id']"
+            " [torch.openreg.get_device_properties(i).physical_id"
             " for i in range(torch.openreg.device_count())])")
     assert run_python(code, env={"OPENREG_DEVICE_COUNT": "4", "OPENREG_VISIBLE_DEVICES": "3,1"}
                       ).stdout.strip() == "2 [3, 1]"
@@ -80,7 +80,7 @@ def test_visible_devices_select_and_reorder():
 
 
 def test_memory_capacity_from_environment():
-    code = "import torch; print(torch.openreg.get_device_properties(0)['total_memory'])"
+    code = "import torch; print(torch.openreg.get_device_properties(0).total_memory)"
     assert run_python(code, env={"OPENREG_DEVICE_MEMORY": "512M"}).stdout.strip() == str(512 << 20)
 
 

@@ -1,6 +1,5 @@
 """Dynamo's view of openreg: how compiled code queries and switches devices and streams."""
 
-from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -26,9 +25,8 @@ def _index(device: Any) -> int:
     return torch.openreg.current_device() if device.index is None else device.index
 
 
-def _properties(index: int) -> SimpleNamespace:
-    props = torch.openreg.get_device_properties(index)
-    return SimpleNamespace(**props)
+def _properties(index: int) -> Any:
+    return torch.openreg.get_device_properties(index)
 
 
 # LITERALINCLUDE START: COMPILE_DEVICE_INTERFACE
@@ -53,7 +51,7 @@ class OpenRegInterface(DeviceInterface):
             return torch.openreg.current_device()
 
         @staticmethod
-        def get_device_properties(device: Any = None) -> SimpleNamespace:
+        def get_device_properties(device: Any = None) -> Any:
             if device is None:
                 device = OpenRegInterface.Worker.current_device()
             if "openreg" not in caching_worker_device_properties:
@@ -90,7 +88,7 @@ class OpenRegInterface(DeviceInterface):
         )
 
     @staticmethod
-    def get_device_properties(device: Any = None) -> SimpleNamespace:
+    def get_device_properties(device: Any = None) -> Any:
         return _properties(_index(device))
 
     @staticmethod

@@ -3,6 +3,7 @@
 import atexit
 import os
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -30,6 +31,7 @@ from .memory import (
     reset_peak_memory_stats,
     set_per_process_memory_fraction,
 )
+from .random import _get_generator  # noqa: F401  (AOTAutograd's graph-safe RNG asks for it)
 from .random import (
     get_rng_state,
     get_rng_state_all,
@@ -89,11 +91,14 @@ __all__ = [
     "default_generators",
     "device",
     "device_count",
+    "device_of",
+    "get_device_capability",
     "get_device_name",
     "get_device_properties",
     "get_kernel_threads",
     "get_rng_state",
     "get_rng_state_all",
+    "init",
     "initial_seed",
     "internal_format",
     "ipc_collect",
@@ -142,6 +147,16 @@ def _lazy_init() -> None:
         if not _initialized:
             _C._init()
             _initialized = True
+
+
+def init() -> None:
+    """Initializes the runtime now instead of at the first device call, as ``torch.cuda.init``.
+
+    Nothing needs to call it, since the first device call does; a program calls it to fail
+    early on a broken installation. In a child forked after the runtime started it raises, as
+    every device call there does.
+    """
+    _lazy_init()
 
 
 def _after_fork_in_child() -> None:
@@ -203,30 +218,70 @@ def synchronize(device: _DeviceLike = None) -> None:
 
 # LITERALINCLUDE START: DEVICE_DEVICE_DEF
 class device:
-    """Context manager that makes ``device`` current and restores the previous one."""
+    """Context manager that makes ``device`` current and restores the previous one.
+
+    A negative index changes nothing, as in ``torch.cuda.device``: ``device_of`` passes -1 for
+    an object that is not on an openreg device.
+    """
 
     def __init__(self, device: _DeviceLike) -> None:
         self.index = _get_device_index(device, optional=True)
         self.previous = -1
 
     def __enter__(self) -> None:
-        _lazy_init()
-        self.previous = _C._exchange_device(self.index)
+        if self.index >= 0:
+            _lazy_init()
+            self.previous = _C._exchange_device(self.index)
 
     def __exit__(self, *exc: Any) -> None:
-        _C._set_device(self.previous)
+        if self.previous >= 0:
+            _C._set_device(self.previous)
+
+
+class device_of(device):
+    """Context manager that makes the device of ``obj`` (a tensor or storage) current.
+
+    For an object that is not on an openreg device it changes nothing.
+    """
+
+    def __init__(self, obj: Any) -> None:
+        where = getattr(obj, "device", None)
+        if not isinstance(where, torch.device):
+            raise TypeError(f"device_of expects a tensor or a storage, got {type(obj).__name__}")
+        super().__init__(where.index if where.type == "openreg" else -1)
 # LITERALINCLUDE END: DEVICE_DEVICE_DEF
 
 
-def get_device_properties(device: _DeviceLike = None) -> dict:
+# LITERALINCLUDE START: DEVICE_PROPERTIES_DEF
+@dataclass(frozen=True)
+class _DeviceProperties:
+    """What the driver says of one device, read as attributes like torch.cuda's properties
+    (``torch.nn.DataParallel`` compares ``total_memory`` and ``multi_processor_count``)."""
+
+    name: str
+    total_memory: int
+    major: int
+    minor: int
+    multi_processor_count: int
+    physical_id: int
+
+
+def get_device_properties(device: _DeviceLike = None) -> _DeviceProperties:
     """Name, total memory, version, processor count and physical id of ``device``."""
     _lazy_init()
-    return _C._get_device_properties(_get_device_index(device, optional=True))
+    return _DeviceProperties(**_C._get_device_properties(_get_device_index(device, optional=True)))
 
 
 def get_device_name(device: _DeviceLike = None) -> str:
     """The marketing name of ``device``."""
-    return get_device_properties(device)["name"]
+    return get_device_properties(device).name
+
+
+def get_device_capability(device: _DeviceLike = None) -> tuple[int, int]:
+    """The (major, minor) version of ``device``, as ``torch.cuda.get_device_capability``."""
+    props = get_device_properties(device)
+    return props.major, props.minor
+# LITERALINCLUDE END: DEVICE_PROPERTIES_DEF
 
 
 # LITERALINCLUDE START: DEVICE_KERNEL_THREADS
@@ -276,7 +331,7 @@ default_generators = _DefaultGenerators()
 # LITERALINCLUDE START: COMPILE_DEVICE_MODULE_HOOKS
 # torch.compile: Inductor's backend loads on first use, Dynamo's interface when Dynamo loads.
 from ._compile import inductor_attribute as __getattr__  # noqa: E402,F401  (PEP 562 module __getattr__)
-from ._compile import install_dynamo_hook  # noqa: E402
+from ._compile import install_dynamo_hook as _install_dynamo_hook  # noqa: E402
 
-install_dynamo_hook()
+_install_dynamo_hook()
 # LITERALINCLUDE END: COMPILE_DEVICE_MODULE_HOOKS

@@ -21,6 +21,11 @@ def _all() -> Iterable[torch.Generator]:
     return iter(default_generators)
 
 
+def _get_generator(device: torch.device) -> torch.Generator:
+    """``device``'s default generator (AOTAutograd asks for it to run random ops graph-safe)."""
+    return _generator(device)
+
+
 def manual_seed(seed: int) -> None:
     """Seeds the current device's default generator."""
     _generator().manual_seed(int(seed))
