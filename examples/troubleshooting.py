@@ -24,7 +24,8 @@ b = torch.ones(2, device="openreg:1")
 show("a device index that does not exist", lambda: torch.ones(2, device="openreg:7"))
 show("tensors on two devices", lambda: a + b)
 show("more memory than the device has", lambda: torch.empty(1 << 42, device="openreg"))
-show("an operator that cannot fall back", lambda: torch.tril_indices(3, 3, device="openreg"))
+show("an operator that cannot fall back",
+     lambda: torch.from_file(__file__, size=4, device="openreg"))
 show("a dispatch key with no kernel and no fallback",
      lambda: torch.quantize_per_tensor(a, 0.1, 0, torch.qint8))
 # LITERALINCLUDE END: EXAMPLE_TROUBLESHOOTING_ERRORS

@@ -24,7 +24,8 @@ def test_known_operators_are_classified():
     assert op_coverage.classify("aten::_cummax_helper")[0] == "CPU fallback"
     assert op_coverage.classify("aten::logaddexp")[0] == "CPU fallback"
     assert "quantized" in op_coverage.classify("aten::quantize_per_tensor")[1]
-    assert op_coverage.classify("aten::tril_indices")[0] == "refused"
+    assert op_coverage.classify("aten::from_file")[0] == "refused"
+    assert op_coverage.classify("aten::tril_indices")[0] == "openreg kernel"
     assert op_coverage.classify("aten::_cudnn_rnn")[0] in ("unsupported", "refused")
 
 

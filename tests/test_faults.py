@@ -78,7 +78,7 @@ print("memory back to baseline:", stats() == base)
 def test_the_environment_arms_a_fault_at_start():
     result = run_python("""
 import torch
-x = torch.arange(16., device="openreg")   # arange's fill: the first kernel launch
+x = torch.ones(16, device="openreg")   # fill_, a hand-written kernel: the first launch
 try:
     torch.openreg.synchronize()
     print("no error")
