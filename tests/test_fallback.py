@@ -59,7 +59,8 @@ def test_strict_mode_raises_naming_the_operator():
 
 @pytest.mark.parametrize("call, reason", [
     (lambda: torch.from_file(__file__, size=2, device="openreg"), "creates tensors from nothing"),
-    (lambda: torch.ops.openreg_tests.noisy(torch.ones(3, device="openreg")), "draws random numbers"),
+    (lambda: torch.ops.openreg_tests.noisy(torch.ones(3, device="openreg")),
+     "draws random numbers"),
     (lambda: torch.ops.openreg_tests.alias_of(torch.ones(4, device="openreg")), "returns a view"),
 ])
 def test_operator_kinds_that_cannot_fall_back(call, reason):
