@@ -207,3 +207,13 @@ def test_bernoulli_out_takes_the_shape_and_the_seeded_draws():
     out = torch.bernoulli(probabilities, out=torch.empty(0, device="openreg"))
     torch.manual_seed(3)
     assert out.shape == (2, 3) and out.cpu().equal(torch.bernoulli(probabilities).cpu())
+
+
+@pytest.mark.parametrize("low, high", [(-3.4e38, 3.4e38), (0.0, -42.0), (-1e39, 0.0)])
+def test_uniform_bounds_are_validated_as_on_the_cpu(low, high):
+    messages = []
+    for where in ("cpu", "openreg"):
+        with pytest.raises(RuntimeError) as raised:
+            torch.empty(10, device=where).uniform_(low, high)
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]

@@ -151,15 +151,9 @@ void check_floating(const at::Tensor& self, const char* op) {
 }
 }  // namespace
 
-at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
-  if (self.is_complex()) {  // each component uniform, as PyTorch does
-    at::Tensor parts = at::view_as_real(self);
-    uniform_(parts, from, to, gen);
-    return self;
-  }
-  check_floating(self, "uniform_");
-  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
-              " > to=", to);
+namespace {
+at::Tensor& fill_uniform(at::Tensor& self, double from, double to,
+                         std::optional<at::Generator> gen) {
   Draw draw = reserve(self, gen);
   return launch_fill(self, [draw, from, to](at::Tensor& t) {
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t.scalar_type(), "uniform_", [&] {
@@ -171,6 +165,24 @@ at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at:
       });
     });
   });
+}
+
+// PyTorch's uniform_impl_ (as random_from_to_impl below) checks the bounds
+// against the dtype, clamps them, treats a complex tensor as its real and
+// imaginary parts, then calls back with the range to fill.
+template <typename RNG>
+struct UniformFill {
+  void operator()(at::TensorIteratorBase& iter, double from, double to,
+                  std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    fill_uniform(self, from, to, gen);
+  }
+};
+}  // namespace
+
+at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  if (!self.is_complex()) check_floating(self, "uniform_");
+  return at::native::templates::uniform_impl_<UniformFill, at::Generator>(self, from, to, gen);
 }
 
 // LITERALINCLUDE START: RANDOM_NORMAL
