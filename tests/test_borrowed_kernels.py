@@ -347,3 +347,19 @@ def test_torchscript_index_lists_reach_the_kernel_as_device_views():
     scripted = torch.jit.script(assign_below)
     got = scripted(data.clone())
     torch.testing.assert_close(got.cpu(), assign_below(data.clone().cpu()))
+
+
+def test_the_functional_retry_gets_every_argument_again():
+    # binary_cross_entropy's .out overload refuses a reduced output ("not resizable") on the
+    # first launch of a plan; the kernel then runs the functional operator on a rebuilt stack:
+    # the failed call had moved the optional weight out of the old one. A shape no other test
+    # uses, so that the plan is new here.
+    torch.manual_seed(0)
+    weight, x = torch.rand(7), torch.rand(13, 7) * 0.9 + 0.05
+    target = (torch.rand(13, 7) > 0.5).float()
+    on_device = [t.to("openreg") for t in (x, target, weight)]
+    for reduction in ("mean", "sum"):
+        expected = torch.nn.functional.binary_cross_entropy(x, target, weight, reduction=reduction)
+        for _ in range(3):
+            got = torch.nn.functional.binary_cross_entropy(*on_device, reduction=reduction)
+            torch.testing.assert_close(got.cpu(), expected)

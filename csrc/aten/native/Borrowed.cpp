@@ -116,7 +116,6 @@ struct BorrowedCall {
       if (writer(cpu, results)) return;
     }
     if (out && !out_failed->load(std::memory_order_relaxed)) {
-      size_t n = cpu.size();
       outs.append_to(cpu);
       WarningBuffer buffer;
       try {
@@ -130,7 +129,12 @@ struct BorrowedCall {
         if (std::string(e.what()).find("not resizable") == std::string::npos) throw;
         out_failed->store(true);
       }
-      cpu.resize(n);  // drop the outputs: the functional operator takes the arguments only
+      // The functional operator takes the arguments again, rebuilt: the failed
+      // call consumed the stack (the boxed-to-unboxed wrapper moves some
+      // arguments out, an optional tensor among them: binary_cross_entropy's
+      // weight would be None on the retry, its loss silently unweighted).
+      cpu.clear();
+      args.append_to(cpu);
     }
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
     torch::jit::Stack dst;
