@@ -1,4 +1,8 @@
-"""The one reviewed table of OpInfo checks that fail on openreg, each with its reason.
+"""The reviewed tables of checks that fail on openreg, each with its reason.
+
+``EXPECTED_FAILURES`` holds the OpInfo checks; ``MODULE_EXPECTED_FAILURES`` and
+``OPTIMIZER_EXPECTED_FAILURES`` the ModuleInfo and OptimizerInfo checks, keyed
+``(name, dtype, check)`` the same way.
 
 Keys are ``(op, dtype, direction)``: ``op`` is the OpInfo name with its variant
 (``"nn.functional.conv2d"``, ``"max.reduction_with_dim"``), ``dtype`` a dtype
@@ -60,4 +64,37 @@ def expected_failure(op: str, dtype: str, direction: str) -> str | None:
             reason = EXPECTED_FAILURES[key]
             assert reason.strip(), f"expected failure {key} has no reason"
             return reason
+    return None
+
+
+# LITERALINCLUDE START: TESTING_SUITE_FAILURES
+_CONV_OUTPUT_FORMAT = (
+    "convolution_overrideable allocates its output in the input's suggested memory format; "
+    "the CPU picks the format with its convolution backend (channels-last when the weight is, "
+    "for mkldnn; contiguous for the float64 3-d slow path): a channels-last module on a "
+    "contiguous input gives contiguous output on openreg, channels-last on the CPU")
+_SPARSE_GRADIENTS = (
+    "SparseAdam takes sparse gradients only, and sparse layouts are not implemented on openreg: "
+    "to_sparse raises NotImplementedError naming itself and the layout")
+
+# (ModuleInfo name, dtype or "*", check of MODULE_CHECKS) -> reason
+MODULE_EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
+    (name, "*", "memory_format"): _CONV_OUTPUT_FORMAT
+    for name in ("nn.Conv2d", "nn.Conv3d", "nn.ConvTranspose2d", "nn.ConvTranspose3d",
+                 "nn.LazyConv2d", "nn.LazyConv3d", "nn.LazyConvTranspose2d",
+                 "nn.LazyConvTranspose3d")
+}
+# (OptimizerInfo name, dtype or "*", implementation of OPTIMIZER_IMPLS) -> reason
+OPTIMIZER_EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
+    ("SparseAdam", "*", "forloop"): _SPARSE_GRADIENTS,
+}
+# LITERALINCLUDE END: TESTING_SUITE_FAILURES
+
+
+def suite_expected_failure(table: dict, name: str, dtype: str, check: str) -> str | None:
+    """The reason a module or optimizer check is expected to fail, or None."""
+    for key in ((name, dtype, check), (name, "*", check)):
+        if key in table:
+            assert table[key].strip(), f"expected failure {key} has no reason"
+            return table[key]
     return None
