@@ -6,10 +6,17 @@ device with PyTorch's own device-type machinery: every sample input runs on
 openreg and on the CPU and the results must agree, or the check must be in the
 reviewed expected-failure table (torch_openreg/openreg/testing/expected_failures.py).
 
+The optimizer database (common_optimizers.optim_db) runs the same way: every
+config of every optimizer, with its foreach and fused implementations, a few steps
+on the same parameters on openreg and on the CPU.
+
 By default a fast subset runs (chosen to cover the mechanisms most likely to
 break: copies with conjugate/negative bits, FFTs, batch and layer norm, random operators,
-recurrent networks, reductions, indexing). OPENREG_OPINFO=all instantiates every
-OpInfo; scripts/opinfo_sweep.py runs the whole database with crash isolation.
+recurrent networks, reductions, indexing, memory formats, module.to, state_dict), and every
+optimizer in float32. OPENREG_OPINFO=all instantiates every OpInfo, ModuleInfo and
+OptimizerInfo; OPENREG_SUITES=all every ModuleInfo (all samples) and OptimizerInfo in float32
+and float64, with the OpInfo subset; scripts/opinfo_sweep.py runs the whole OpInfo database
+with crash isolation.
 
 Markers proven: TESTING_* (the harness, the table, the device test classes),
 COPY_BYTES_MATCH, COPY_MATH_BITS_FALLTHROUGH, RECURRENT_*, RANDOM_INVERSE_CDF,
@@ -26,11 +33,19 @@ from torch.testing._internal.common_methods_invocations import op_db
 
 from conftest import ROOT
 from torch_openreg.openreg.testing.compare import op_key
-from torch_openreg.openreg.testing.device_tests import FAST_MODULES, FAST_OPS, instantiate
+from torch_openreg.openreg.testing.device_tests import (
+    FAST_MODULES,
+    FAST_OPS,
+    FAST_OPTIMIZERS,
+    instantiate,
+)
 
 ALL = os.environ.get("OPENREG_OPINFO") == "all"
+SUITES = os.environ.get("OPENREG_SUITES") == "all"
 instantiate(globals(), op_names=None if ALL else FAST_OPS,
-            module_names=None if ALL else FAST_MODULES, max_samples=4)
+            module_names=None if ALL or SUITES else FAST_MODULES,
+            optim_names=FAST_OPTIMIZERS, max_samples=None if SUITES else 4,
+            suite_dtypes=(torch.float32, torch.float64) if SUITES else (torch.float32,))
 
 
 def test_instantiated_for_openreg():
@@ -49,6 +64,41 @@ def test_expected_failures_have_reasons():
         assert direction in ("forward", "backward")
         assert dtype == "*" or hasattr(torch, dtype)
         assert len(reason.strip()) > 10, f"{op}: the reason must say why"
+
+
+def test_suite_expected_failures_name_entries():
+    """Each entry of the module and optimizer tables names an entry, a dtype and a check."""
+    from torch.testing._internal.common_modules import module_db
+    from torch.testing._internal.common_optimizers import optim_db
+
+    from torch_openreg.openreg.testing.expected_failures import (
+        MODULE_EXPECTED_FAILURES,
+        OPTIMIZER_EXPECTED_FAILURES,
+    )
+    from torch_openreg.openreg.testing.modules import MODULE_CHECKS
+    from torch_openreg.openreg.testing.optimizers import OPTIMIZER_IMPLS
+
+    for table, names, checks in ((MODULE_EXPECTED_FAILURES, {m.name for m in module_db},
+                                  MODULE_CHECKS),
+                                 (OPTIMIZER_EXPECTED_FAILURES, {o.name for o in optim_db},
+                                  OPTIMIZER_IMPLS)):
+        assert table
+        for (name, dtype, check), reason in table.items():
+            assert name in names, f"{name} is not in PyTorch's database"
+            assert check in checks, f"{name}: {check} is not a check"
+            assert dtype == "*" or hasattr(torch, dtype)
+            assert len(reason.strip()) > 10, f"{name}: the reason must say why"
+
+
+def test_suite_classes_instantiated():
+    """The module and optimizer classes exist for openreg, with one test per check."""
+    modules_cls = globals()["TestModuleInfoOpenRegOPENREG"]
+    optims_cls = globals()["TestOptimizerInfoOpenRegOPENREG"]
+    for check in ("forward", "backward", "gradgrad", "memory_format", "to", "to_identity",
+                  "state_dict"):
+        assert f"test_{check}_nn_Linear_openreg_float32" in dir(modules_cls), check
+    for impl in ("forloop", "foreach", "fused"):
+        assert f"test_{impl}_Adam_openreg_float32" in dir(optims_cls), impl
 
 
 # ---- the example of the chapter ----

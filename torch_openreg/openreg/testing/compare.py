@@ -1,4 +1,8 @@
-"""Runs an OpInfo's sample inputs on openreg and on the CPU and compares the results."""
+"""Runs an OpInfo's sample inputs on openreg and on the CPU and compares the results.
+
+The comparison (``compare_results``) and the moves (``to_device``) serve the module and
+optimizer checks too (``modules.py``, ``optimizers.py``).
+"""
 
 from __future__ import annotations
 
@@ -330,67 +334,6 @@ def check_op(op, dtype: torch.dtype, backward: bool = False, device: str = "open
 # LITERALINCLUDE END: TESTING_CHECK_OP
 
 
-# LITERALINCLUDE START: TESTING_CHECK_MODULE
-def check_module(module_info, dtype: torch.dtype, training: bool = True,
-                 device: str = "openreg", max_samples: int | None = None) -> Outcome:
-    """Runs a ModuleInfo's samples on openreg and on the CPU: outputs, then gradients.
-
-    One module is built on the CPU and deep-copied to the device, so both
-    start from the same parameters; the gradients of every parameter and of
-    every input that requires grad are compared for the same output gradients.
-    """
-    import copy
-
-    samples = module_info.module_inputs_func(module_info, device="cpu", dtype=dtype,
-                                             requires_grad=True, training=training)
-    checked = 0
-    for index, sample in enumerate(samples):
-        if max_samples is not None and index >= max_samples:
-            break
-        if sample.forward_input is None:
-            continue
-        torch.manual_seed(index)
-        cons = sample.constructor_input
-        cpu_module = module_info.module_cls(*cons.args, **cons.kwargs).to(dtype).train(training)
-        dev_module = copy.deepcopy(cpu_module).to(device)
-        fwd = sample.forward_input
-        fake = type("S", (), {"input": (), "args": fwd.args, "kwargs": fwd.kwargs})
-        _, cpu_args, cpu_kwargs = move_sample(fake, "cpu")
-        _, dev_args, dev_kwargs = move_sample(fake, device)
-        with cpu_threads_of_kernels():
-            expected = cpu_module(*cpu_args, **cpu_kwargs)
-        try:
-            actual = dev_module(*dev_args, **dev_kwargs)
-        except Exception as exc:
-            first = (str(exc).strip().splitlines() or [""])[0]
-            return Outcome("error", checked, f"sample {index} forward: {type(exc).__name__}: "
-                           f"{first[:300]}")
-        try:
-            compare_results(actual, expected, "value", FORWARD_TOL.get(dtype, (0, 0)))
-            grads = []
-            for module, args, kwargs, out in ((cpu_module, cpu_args, cpu_kwargs, expected),
-                                              (dev_module, dev_args, dev_kwargs, actual)):
-                outputs = _differentiable_outputs(out)
-                inputs = list(module.parameters()) + _grad_leaves((args, kwargs))
-                gen = torch.Generator().manual_seed(index)
-                gouts = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in outputs]
-                gouts = [to_device(g, o.device.type) if o.device.type != "cpu" else g
-                         for g, o in zip(gouts, outputs)]
-                with cpu_threads_of_kernels():
-                    grads.append(torch.autograd.grad(outputs, inputs, gouts, allow_unused=True)
-                                 if outputs and inputs else ())
-            compare_results(grads[1], grads[0], "value", BACKWARD_TOL.get(dtype, (0, 0)))
-        except Mismatch as exc:
-            return Outcome("fail", checked, f"sample {index}: {str(exc)[:300]}")
-        except Exception as exc:
-            first = (str(exc).strip().splitlines() or [""])[0]
-            return Outcome("error", checked, f"sample {index} backward: {type(exc).__name__}: "
-                           f"{first[:300]}")
-        checked += 1
-    return Outcome("pass", checked) if checked else Outcome("skip", 0, "no sample")
-# LITERALINCLUDE END: TESTING_CHECK_MODULE
-
-
 def op_key(op) -> str:
     """The name used in reports and in the expected-failure table."""
     return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
@@ -400,5 +343,5 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-__all__ = ["Outcome", "check_module", "check_op", "compare_distribution", "dtype_name",
+__all__ = ["Outcome", "check_op", "compare_distribution", "dtype_name",
            "is_random_op", "move_sample", "op_key", "to_device"]
