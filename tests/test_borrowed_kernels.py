@@ -363,3 +363,23 @@ def test_the_functional_retry_gets_every_argument_again():
         for _ in range(3):
             got = torch.nn.functional.binary_cross_entropy(*on_device, reduction=reduction)
             torch.testing.assert_close(got.cpu(), expected)
+
+
+@pytest.mark.parametrize("pad", [torch.nn.ReflectionPad3d(1), torch.nn.ReplicationPad3d(1),
+                                 torch.nn.ReflectionPad2d(1), torch.nn.ReplicationPad2d(1)],
+                         ids=lambda m: type(m).__name__)
+def test_results_and_out_arguments_take_the_cpu_kernels_layout(pad):
+    # Channels-last in, channels-last out, as on the CPU; the backward's CPU kernel lays out its
+    # gradient (an out= argument PyTorch's wrapper allocated contiguous) anew, and the device
+    # tensor must read it as written: three calls, the later ones from the cached plan.
+    x = torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    leaf = x.clone().requires_grad_()
+    out = pad(leaf)
+    out.backward(torch.arange(float(out.numel())).view(out.shape))
+    for _ in range(3):
+        on_device = x.to("openreg").requires_grad_()
+        got = pad(on_device)
+        got.backward(torch.arange(float(got.numel()), device="openreg").view(got.shape))
+        assert got.stride() == out.stride() and on_device.grad.stride() == leaf.grad.stride()
+        torch.testing.assert_close(got.cpu(), out)
+        torch.testing.assert_close(on_device.grad.cpu(), leaf.grad)

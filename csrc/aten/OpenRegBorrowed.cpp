@@ -272,6 +272,15 @@ constexpr const char* kBorrowed[] = {
     "addmv.out",
     "mv",
     "dot",
+    // padding: the functional overloads too, so that the result takes the
+    // layout the CPU kernel gives it (channels-last in, channels-last out);
+    // PyTorch's generic wrapper would allocate it contiguous first
+    "replication_pad1d",
+    "replication_pad2d",
+    "replication_pad3d",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "reflection_pad3d",
     // pooling
     "max_pool2d_with_indices",
     "max_pool2d_with_indices.out",

@@ -58,6 +58,21 @@ void materialize_zero_tensors(torch::jit::Stack& stack, size_t first) {
   }
 }
 
+// Some CPU kernels lay out an out= argument of the right size anew (a
+// padding backward makes its gradient channels-last like its input): on the
+// CPU the tensor takes the new strides; here the kernel restrides only its
+// CPU view of the memory. The device tensor takes the layout the CPU kernel
+// gave it (`planned`, recorded on the first call), so that it reads the
+// values where the kernel wrote them.
+void adopt_layout(const at::Tensor& arg, const at::Tensor& planned) {
+  if (!arg.defined() || !planned.defined() || arg.sizes() != planned.sizes() ||
+      arg.strides() == planned.strides() || !arg.is_non_overlapping_and_dense() ||
+      !planned.is_non_overlapping_and_dense()) {
+    return;
+  }
+  arg.as_strided_(planned.sizes(), planned.strides());
+}
+
 // LITERALINCLUDE START: BORROWED_STEP_BIND
 // Step 2, on the host: the results. In-place and out= results are their
 // arguments (resized as the Meta kernel resized them); new results are
@@ -73,9 +88,10 @@ std::vector<c10::IValue> bind_results(const Plan& plan, const torch::jit::Stack&
       continue;
     }
     results.push_back(stack[first + plan.written[r]]);
-    if (results.back().isTensor() && meta.isTensor() &&
-        results.back().toTensor().sizes() != meta.toTensor().sizes()) {
-      results.back().toTensor().resize_(meta.toTensor().sizes());
+    if (results.back().isTensor() && meta.isTensor()) {
+      const at::Tensor& arg = results.back().toTensor();
+      if (arg.sizes() != meta.toTensor().sizes()) arg.resize_(meta.toTensor().sizes());
+      adopt_layout(arg, meta.toTensor());
     }
   }
   return results;
@@ -230,6 +246,7 @@ std::vector<c10::IValue> device_results(const c10::FunctionSchema& schema,
       results.push_back(stack[first + written[r]]);
       if (schema.arguments()[written[r]].is_out() && produced[r].isTensor()) {
         const at::Tensor& out = results.back().toTensor();
+        adopt_layout(out, produced[r].toTensor());
         out.resize_(produced[r].toTensor().sizes());
         out.copy_(produced[r].toTensor());
       }
@@ -262,11 +279,11 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
   fixed->checked = true;
   for (size_t r = 0; r < plan->results.size(); ++r) {
     if (plan->written[r] >= 0 && produced[r].isTensor() && plan->results[r].isTensor() &&
-        produced[r].toTensor().defined() &&
-        produced[r].toTensor().sizes() != plan->results[r].toTensor().sizes()) {
-      // A written argument the CPU kernel sized otherwise than Meta (or kept).
-      const at::Tensor& meta = plan->results[r].toTensor();
-      fixed->results.push_back(at::empty(produced[r].toTensor().sizes(), meta.options()));
+        produced[r].toTensor().defined() && plan->results[r].toTensor().defined()) {
+      // A written argument: the sizes and layout the CPU kernel gave it.
+      const at::Tensor& cpu = produced[r].toTensor();
+      fixed->results.push_back(
+          at::empty_strided(cpu.sizes(), cpu.strides(), plan->results[r].toTensor().options()));
       continue;
     }
     if (plan->written[r] >= 0 || !produced[r].isTensor() || !plan->results[r].isTensor()) {

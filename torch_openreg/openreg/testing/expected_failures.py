@@ -68,21 +68,12 @@ def expected_failure(op: str, dtype: str, direction: str) -> str | None:
 
 
 # LITERALINCLUDE START: TESTING_SUITE_FAILURES
-_PADDING_OUTPUT_FORMAT = (
-    "on PrivateUse1 the functional padding operator is PyTorch's structured default wrapper: it "
-    "allocates a contiguous output from the meta function and calls the borrowed out= kernel; "
-    "PyTorch's CPU out= kernel restrides its output to the input's channels-last format, which "
-    "it can do to the CPU's tensor but not to the device's: values match, the layout does not")
 _SPARSE_GRADIENTS = (
     "SparseAdam takes sparse gradients only, and sparse layouts are not implemented on openreg: "
     "to_sparse raises NotImplementedError naming itself and the layout")
 
 # (ModuleInfo name, dtype or "*", check of MODULE_CHECKS) -> reason
-MODULE_EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
-    ("nn.ReplicationPad2d", "*", "memory_format"): _PADDING_OUTPUT_FORMAT,
-    ("nn.ReplicationPad3d", "*", "memory_format"): _PADDING_OUTPUT_FORMAT,
-    ("nn.ReflectionPad3d", "*", "memory_format"): _PADDING_OUTPUT_FORMAT,
-}
+MODULE_EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {}
 # (OptimizerInfo name, dtype or "*", implementation of OPTIMIZER_IMPLS) -> reason
 OPTIMIZER_EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
     ("SparseAdam", "*", "forloop"): _SPARSE_GRADIENTS,
