@@ -340,3 +340,27 @@ def test_triangle_index_factories_match_the_cpu(factory, args):
     assert make(*args, dtype=torch.int32, device="openreg").dtype == torch.int32
     with pytest.raises(RuntimeError, match="row must be non-negative"):
         make(-1, 3, device="openreg")
+
+
+REDUCTIONS = {
+    "argmax(dim=0)": lambda t: torch.argmax(t, dim=0), "argmax()": torch.argmax,
+    "sum(-1)": lambda t: t.sum(-1), "sum()": torch.sum, "mean(-1)": lambda t: t.mean(-1),
+    "mean()": torch.mean, "amax(-1)": lambda t: torch.amax(t, -1),
+    "all()": lambda t: t.bool().all(), "norm()": torch.norm,
+}
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions_past_64_dimensions_raise_at_the_call_as_on_the_cpu(name):
+    # The limit is checked inside PyTorch's CPU kernels: the short paths leave such tensors to
+    # the borrowed kernel, whose first call runs that check before returning.
+    x = torch.randn([1] * 65)
+    outcomes = []
+    for where in ("cpu", "openreg"):
+        try:
+            REDUCTIONS[name](x.to(where))
+            outcomes.append("ok")
+        except RuntimeError as e:
+            outcomes.append(str(e))
+        torch.openreg.synchronize()  # nothing left to fail later
+    assert outcomes[0] == outcomes[1]

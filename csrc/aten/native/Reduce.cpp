@@ -47,6 +47,12 @@ using c10::openreg::KernelTensor;
 // or double tensor that still fits its storage (a shrunk one: PyTorch's error).
 // Any size: even on large tensors the borrowed path's boxed call adds its
 // planning and captures to a sum or a mean.
+// PyTorch's reductions over chosen dimensions take tensors of at most 64
+// dimensions, a check its CPU kernel makes inside: a tensor with more goes
+// the borrowed way, whose first call runs that check before returning, so
+// the error is raised at the call, as on the CPU.
+constexpr int64_t kMaxReductionDims = 64;
+
 static bool plain_float(const at::Tensor& self) {
   c10::openreg::check_storage_fits(self);
   c10::ScalarType t = self.scalar_type();
@@ -67,7 +73,7 @@ static std::optional<at::DimVector> short_path_shape(const at::Tensor& self,
   bool all = !dim.has_value() || dim->empty() ||
              (ndim == 0 && dim->size() == 1 && ((*dim)[0] == 0 || (*dim)[0] == -1));
   bool last = !all && ndim > 0 && dim->size() == 1 && ((*dim)[0] == ndim - 1 || (*dim)[0] == -1);
-  if (!all && !last) return std::nullopt;
+  if ((!all && !last) || ndim > kMaxReductionDims) return std::nullopt;
   at::DimVector shape;
   if (all) {
     if (keepdim) shape.assign(ndim, 1);  // else a 0-dim result
@@ -136,13 +142,14 @@ at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   return reduce<at::_ops::mean_dim, at::_ops::mean_out>(self, dim, keepdim, dtype);
 }
 
-// The full reductions: one row.
+// The full reductions: one row. An empty list of dimensions, as PyTorch's
+// own sum() and mean() pass (its kernels refuse None past 64 dimensions).
 at::Tensor sum(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
-  return sum_dim(self, std::nullopt, false, dtype);
+  return sum_dim(self, at::IntArrayRef{}, false, dtype);
 }
 
 at::Tensor mean(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
-  return mean_dim(self, std::nullopt, false, dtype);
+  return mean_dim(self, at::IntArrayRef{}, false, dtype);
 }
 // LITERALINCLUDE END: REDUCE_RAW_SUM
 
@@ -177,7 +184,9 @@ struct DimReduceCall {
 
 template <class Op, class OpOut>
 at::Tensor arg_reduce(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  if (!plain_float(self)) return call_borrowed<Op>({self, dim, keepdim}).back().toTensor();
+  if (!plain_float(self) || self.dim() > kMaxReductionDims) {
+    return call_borrowed<Op>({self, dim, keepdim}).back().toTensor();
+  }
   const int64_t ndim = self.dim();
   at::DimVector shape;
   if (!dim.has_value()) {
@@ -398,7 +407,7 @@ struct AllAnyKernel {
 
 template <class Op, bool kAll>
 at::Tensor all_any(const at::Tensor& self) {
-  if (self.scalar_type() != at::kBool || !self.is_contiguous()) {
+  if (self.scalar_type() != at::kBool || !self.is_contiguous() || self.dim() > kMaxReductionDims) {
     return call_borrowed<Op>({self}).back().toTensor();
   }
   c10::openreg::check_storage_fits(self);  // raw pointers skip KernelTensor's check
