@@ -5,6 +5,7 @@
 #include <ATen/ops/tensor.h>
 #include <c10/core/StreamGuard.h>
 #include <c10/util/irange.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/exception.h>
 
 #include <runtime/OpenRegLaunch.h>
@@ -217,6 +218,26 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::endCoalescing() {
   launch(device, std::move(batch));
   return work;
 }
+
+// LITERALINCLUDE START: DISTRIBUTED_SPLIT
+// ProcessGroup::splitGroup hands every backend of the group the same options,
+// taken from the parent: the transport's, so Gloo's own split reads its kind.
+c10::intrusive_ptr<c10d::Backend::Options> OpenRegBackend::getBackendOptions() {
+  return transport_->getBackendOptions();
+}
+
+c10::intrusive_ptr<c10d::Backend> OpenRegBackend::split(
+    const c10::intrusive_ptr<c10d::Store>& store, const std::vector<int>& ranks,
+    const c10::intrusive_ptr<Options>& opts) {
+  // The subgroup's store is shared with the group's CPU backend (Gloo, which
+  // splits too): the transport keeps to its own keys, as in _create_backend.
+  auto transport_store = c10::make_intrusive<c10d::PrefixStore>("transport/", store);
+  auto transport = transport_->split(transport_store, ranks, opts);
+  if (!transport) return nullptr;  // this rank is in none of the subgroups
+  return c10::make_intrusive<OpenRegBackend>(transport, transport->getRank(),
+                                             transport->getSize());
+}
+// LITERALINCLUDE END: DISTRIBUTED_SPLIT
 
 void OpenRegBackend::setTimeout(std::chrono::milliseconds timeout) {
   transport_->setTimeout(timeout);

@@ -27,6 +27,30 @@ def _create_backend(
 # LITERALINCLUDE END: DISTRIBUTED_CREATOR
 
 
+# LITERALINCLUDE START: DISTRIBUTED_SPLIT_OPTIONS
+class _SplitOptions(dist.ProcessGroupGloo._Options):
+    """The options split_group deep-copies for a subgroup: Gloo's, so the transport's split
+    reads them; split_group sets the subgroup's name and ranks on its copy only."""
+
+    def __deepcopy__(self, memo) -> "_SplitOptions":
+        return _SplitOptions.copy_of(self)
+
+    @staticmethod
+    def copy_of(options: "dist.ProcessGroupGloo._Options") -> "_SplitOptions":
+        copy = _SplitOptions()
+        copy._timeout, copy._threads = options._timeout, options._threads
+        copy._devices = list(options._devices)  # the network interfaces: shared
+        copy.group_name = options.group_name
+        copy.global_ranks_in_group = list(options.global_ranks_in_group)
+        return copy
+
+
+# split_group reads `backend.options` (ProcessGroupNCCL has it): a copy, never the
+# transport's own, which still maps the parent group's ranks.
+_C._OrcclBackend.options = property(lambda self: _SplitOptions.copy_of(self._transport_options))
+# LITERALINCLUDE END: DISTRIBUTED_SPLIT_OPTIONS
+
+
 # LITERALINCLUDE START: DISTRIBUTED_REGISTER
 def _register() -> None:
     # devices=["openreg"] makes orccl the default backend of the openreg device:
