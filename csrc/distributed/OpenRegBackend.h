@@ -94,8 +94,11 @@ class OpenRegBackend : public c10d::Backend {
     HostCall call;
     std::shared_ptr<StagedTensors> staged;
     c10::intrusive_ptr<OpenRegWork> work;
-    Works posted;  // point-to-point: already handed to the transport
+    Works posted;      // point-to-point: already handed to the transport
+    bool p2p = false;   // a send or receive: posted in program order
+    bool send = false;  // reads its staged copy once posted
   };
+  void post(std::vector<Pending>& p2p_ops, c10::DeviceIndex device);
 
   c10::intrusive_ptr<c10d::Work> run(c10d::OpType op, const std::vector<at::Tensor>& inputs,
                                      const std::vector<at::Tensor>& outputs, HostCall call,
