@@ -241,8 +241,77 @@ def test_dead_peer_raises_within_timeout(mode):
         assert "by peer" in out0, out0  # Gloo: "Connection closed by peer" or "... reset by peer"
 
 
+def test_2d_mesh_fsdp_tp_example():
+    """init_process_group(device_id=...) then a 2 x 2 init_device_mesh: the group is split."""
+    result = run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", "4", "examples/distributed_mesh.py"], timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "FSDP2 x TP matches one device: True" in result.stdout, result.stdout
+
+
+def test_recv_into_tensor_that_requires_grad():
+    """A receive writes a leaf that requires grad without autograd objecting, as on Gloo."""
+    result = run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", "2", __file__, "recv_grad"], timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "recv into requires_grad: [5.0, 5.0, 5.0] True" in result.stdout, result.stdout
+
+
+def test_pipeline_example():
+    result = run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", "2", "examples/distributed_pipeline.py"], timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for schedule in ("ScheduleGPipe", "Schedule1F1B"):
+        assert f"{schedule} matches the unpipelined model: True" in result.stdout, result.stdout
+
+
+def test_two_nodes_on_loopback():
+    """Two torchrun launches, one process each, meet at a c10d rendezvous as two nodes."""
+    port = free_port()
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(node),
+         "--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint",
+         f"127.0.0.1:{port}", "--rdzv-id", "two-nodes", "examples/distributed_pipeline.py"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        start_new_session=True) for node in (0, 1)]
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=180))
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"two nodes hung: {outs}") from None
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, out + err
+    stdout = "".join(out for out, _ in outs)  # the last stage prints, on whichever node it is
+    for schedule in ("ScheduleGPipe", "Schedule1F1B"):
+        assert f"{schedule} matches the unpipelined model: True" in stdout, stdout
+
+
+def worker_recv_grad() -> None:
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    dev = torch.device("openreg", rank)
+    torch.accelerator.set_device_index(rank)
+    dist.init_process_group(device_id=dev)
+    if rank == 0:
+        dist.send(torch.full((3,), 5.0, device=dev), dst=1)
+    else:
+        t = torch.zeros(3, device=dev, requires_grad=True)
+        dist.recv(t, src=0)
+        print("recv into requires_grad:", t.detach().cpu().tolist(), t.requires_grad)
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "collectives":
         worker_collectives()
+    elif sys.argv[1] == "recv_grad":
+        worker_recv_grad()
     elif sys.argv[1] == "fault":
         worker_fault(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
