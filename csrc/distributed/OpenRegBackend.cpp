@@ -220,7 +220,8 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::endCoalescing() {
   c10::DeviceIndex device =
       coalescing_device_ >= 0 ? coalescing_device_ : getCurrentOpenRegStream().device_index();
   // batch_isend_irecv: posted now, like the sends and receives outside a batch.
-  if (!batch.empty() && std::all_of(batch.begin(), batch.end(), [](const auto& p) { return p.p2p; })) {
+  if (!batch.empty() &&
+      std::all_of(batch.begin(), batch.end(), [](const auto& p) { return p.p2p; })) {
     post(batch, device);
   }
   // The batch's work ends where its last operation ends: they share one launch.
@@ -239,7 +240,7 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::endCoalescing() {
   return work;
 }
 
-// LITERALINCLUDE START: DISTRIBUTED_SPLIT
+// LITERALINCLUDE START: DISTRIBUTED_BACKEND_SPLIT
 // ProcessGroup::splitGroup hands every backend of the group the same options,
 // taken from the parent: the transport's, so Gloo's own split reads its kind.
 c10::intrusive_ptr<c10d::Backend::Options> OpenRegBackend::getBackendOptions() {
@@ -254,10 +255,9 @@ c10::intrusive_ptr<c10d::Backend> OpenRegBackend::split(
   auto transport_store = c10::make_intrusive<c10d::PrefixStore>("transport/", store);
   auto transport = transport_->split(transport_store, ranks, opts);
   if (!transport) return nullptr;  // this rank is in none of the subgroups
-  return c10::make_intrusive<OpenRegBackend>(transport, transport->getRank(),
-                                             transport->getSize());
+  return c10::make_intrusive<OpenRegBackend>(transport, transport->getRank(), transport->getSize());
 }
-// LITERALINCLUDE END: DISTRIBUTED_SPLIT
+// LITERALINCLUDE END: DISTRIBUTED_BACKEND_SPLIT
 
 void OpenRegBackend::setTimeout(std::chrono::milliseconds timeout) {
   transport_->setTimeout(timeout);

@@ -94,7 +94,7 @@ class OpenRegBackend : public c10d::Backend {
     HostCall call;
     std::shared_ptr<StagedTensors> staged;
     c10::intrusive_ptr<OpenRegWork> work;
-    Works posted;      // point-to-point: already handed to the transport
+    Works posted;       // point-to-point: already handed to the transport
     bool p2p = false;   // a send or receive: posted in program order
     bool send = false;  // reads its staged copy once posted
   };
