@@ -241,8 +241,97 @@ def test_dead_peer_raises_within_timeout(mode):
         assert "by peer" in out0, out0  # Gloo: "Connection closed by peer" or "... reset by peer"
 
 
+def test_2d_mesh_fsdp_tp_example():
+    """init_process_group(device_id=...) then a 2 x 2 init_device_mesh: the group is split."""
+    result = run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", "4", "examples/distributed_mesh.py"], timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "FSDP2 x TP matches one device: True" in result.stdout, result.stdout
+
+
+def test_subgroups_and_recv_into_tensor_that_requires_grad():
+    """Four ranks on a group bound to a device: new_group (with ranks outside it),
+    new_subgroups and split_group; and a receive into a leaf that requires grad, as on Gloo."""
+    result = run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", "4", __file__, "groups"], timeout=150)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for rank in range(4):
+        assert f"rank {rank}: groups ok" in result.stdout, result.stdout
+    assert "recv into requires_grad: [5.0, 5.0, 5.0] True" in result.stdout, result.stdout
+
+
+def test_pipeline_example():
+    result = run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", "2", "examples/distributed_pipeline.py"], timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for schedule in ("ScheduleGPipe", "Schedule1F1B"):
+        assert f"{schedule} matches the unpipelined model: True" in result.stdout, result.stdout
+
+
+def test_two_nodes_on_loopback():
+    """Two torchrun launches, one process each, meet at a c10d rendezvous as two nodes."""
+    port = free_port()
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(node),
+         "--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint",
+         f"127.0.0.1:{port}", "--rdzv-id", "two-nodes", "examples/distributed_pipeline.py"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        start_new_session=True) for node in (0, 1)]
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=180))
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"two nodes hung: {outs}") from None
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, out + err
+    stdout = "".join(out for out, _ in outs)  # the last stage prints, on whichever node it is
+    for schedule in ("ScheduleGPipe", "Schedule1F1B"):
+        assert f"{schedule} matches the unpipelined model: True" in stdout, stdout
+
+
+def worker_groups() -> None:
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    dev = torch.device("openreg", rank % 2)
+    torch.accelerator.set_device_index(dev.index)
+    dist.init_process_group(device_id=dev)  # bound: subgroups are split from this group
+
+    def summed(value, group):
+        t = torch.full((2,), float(value), device=dev)
+        dist.all_reduce(t, group=group)
+        return t.cpu().tolist()
+
+    odd_even = dist.split_group(split_ranks=[[0, 2], [1, 3]])
+    assert odd_even.size() == 2 and summed(rank, odd_even) == [2.0 + 2 * (rank % 2)] * 2
+    halves, _ = dist.new_subgroups(2)  # {0, 1} and {2, 3}
+    assert summed(rank, halves) == ([1.0, 1.0] if rank < 2 else [5.0, 5.0])
+    # Last: split_group names a subgroup by the number of groups this rank is in, which
+    # differs between the ranks once some are outside a group (torch's naming, any backend).
+    pair = dist.new_group([0, 1])  # ranks 2 and 3 are outside it
+    if rank < 2:
+        assert summed(rank, pair) == [1.0, 1.0]
+    if rank == 0:
+        dist.send(torch.full((3,), 5.0, device=dev), dst=1)
+    elif rank == 1:
+        t = torch.zeros(3, device=dev, requires_grad=True)
+        dist.recv(t, src=0)
+        print("recv into requires_grad:", t.detach().cpu().tolist(), t.requires_grad)
+    assert summed(rank, None) == [6.0, 6.0]  # the whole group still works
+    dist.destroy_process_group()
+    print(f"rank {rank}: groups ok")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "collectives":
         worker_collectives()
+    elif sys.argv[1] == "groups":
+        worker_groups()
     elif sys.argv[1] == "fault":
         worker_fault(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])

@@ -1,10 +1,13 @@
 // OpenRegBackend.cpp: openreg collectives, staged through pinned host memory for the transport.
 #include "OpenRegBackend.h"
 
+#include <algorithm>
+
 #include <ATen/ops/empty.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/StreamGuard.h>
 #include <c10/util/irange.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/exception.h>
 
 #include <runtime/OpenRegLaunch.h>
@@ -133,17 +136,15 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::run(c10d::OpType op,
     staged->stage_out(t);
   }
   auto work = c10::make_intrusive<OpenRegWork>(rank_, op, outputs, staged, host_blocking);
-  Pending pending{std::move(call), staged, work, {}};
+  Pending pending{std::move(call), staged, work, {}, post_now, post_now && !inputs.empty()};
   if (post_now && !coalescing_) {
     // Point-to-point: handed to the transport now, from this thread, so that
     // a receive is posted even while the comm stream waits for a send (the
     // usual isend-then-irecv between two ranks). Only the wait goes on the stream.
-    if (!inputs.empty()) {  // a send reads its staged copy: wait for that copy only
-      c10::Event copied(c10::DeviceType::PrivateUse1);
-      copied.record(comm.unwrap());
-      copied.synchronize();
-    }
-    pending.posted = pending.call(*transport_, *staged);
+    std::vector<Pending> one;
+    one.push_back(std::move(pending));
+    post(one, device);
+    pending = std::move(one.front());
   }
   if (coalescing_) {  // queued until endCoalescing() launches the batch as one
     TORCH_CHECK(coalescing_device_ < 0 || coalescing_device_ == device,
@@ -158,6 +159,22 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::run(c10d::OpType op,
   return work;
 }
 // LITERALINCLUDE END: DISTRIBUTED_RUN
+
+// LITERALINCLUDE START: DISTRIBUTED_POST
+void OpenRegBackend::post(std::vector<Pending>& p2p_ops, c10::DeviceIndex device) {
+  // The transport matches a receive to the messages of its peer and tag in
+  // the order receives were posted. Posted in program order, here, they keep
+  // the pairing of the caller (pipeline schedules send one tag's microbatches
+  // back to back); posted later by the comm stream, a batch behind it could
+  // take the message meant for a receive issued after it.
+  if (std::any_of(p2p_ops.begin(), p2p_ops.end(), [](const auto& p) { return p.send; })) {
+    c10::Event copied(c10::DeviceType::PrivateUse1);  // sends read their staged copies
+    copied.record(comm_stream(device).unwrap());
+    copied.synchronize();
+  }
+  for (auto& p : p2p_ops) p.posted = p.call(*transport_, *p.staged);
+}
+// LITERALINCLUDE END: DISTRIBUTED_POST
 
 // LITERALINCLUDE START: DISTRIBUTED_LAUNCH
 void OpenRegBackend::launch(c10::DeviceIndex device, std::vector<Pending> batch) {
@@ -202,6 +219,11 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::endCoalescing() {
   coalesced_.clear();
   c10::DeviceIndex device =
       coalescing_device_ >= 0 ? coalescing_device_ : getCurrentOpenRegStream().device_index();
+  // batch_isend_irecv: posted now, like the sends and receives outside a batch.
+  if (!batch.empty() &&
+      std::all_of(batch.begin(), batch.end(), [](const auto& p) { return p.p2p; })) {
+    post(batch, device);
+  }
   // The batch's work ends where its last operation ends: they share one launch.
   std::vector<at::Tensor> outputs;
   for (const auto& p : batch) {
@@ -217,6 +239,25 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::endCoalescing() {
   launch(device, std::move(batch));
   return work;
 }
+
+// LITERALINCLUDE START: DISTRIBUTED_BACKEND_SPLIT
+// ProcessGroup::splitGroup hands every backend of the group the same options,
+// taken from the parent: the transport's, so Gloo's own split reads its kind.
+c10::intrusive_ptr<c10d::Backend::Options> OpenRegBackend::getBackendOptions() {
+  return transport_->getBackendOptions();
+}
+
+c10::intrusive_ptr<c10d::Backend> OpenRegBackend::split(
+    const c10::intrusive_ptr<c10d::Store>& store, const std::vector<int>& ranks,
+    const c10::intrusive_ptr<Options>& opts) {
+  // The subgroup's store is shared with the group's CPU backend (Gloo, which
+  // splits too): the transport keeps to its own keys, as in _create_backend.
+  auto transport_store = c10::make_intrusive<c10d::PrefixStore>("transport/", store);
+  auto transport = transport_->split(transport_store, ranks, opts);
+  if (!transport) return nullptr;  // this rank is in none of the subgroups
+  return c10::make_intrusive<OpenRegBackend>(transport, transport->getRank(), transport->getSize());
+}
+// LITERALINCLUDE END: DISTRIBUTED_BACKEND_SPLIT
 
 void OpenRegBackend::setTimeout(std::chrono::milliseconds timeout) {
   transport_->setTimeout(timeout);

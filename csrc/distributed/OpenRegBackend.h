@@ -27,6 +27,13 @@ class OpenRegBackend : public c10d::Backend {
 
   const std::string getBackendName() const override { return "orccl"; }
   bool supportsCoalescing() const override { return true; }
+  // Subgroups (DeviceMesh dimensions) split this group: the transport splits
+  // itself and a new OpenRegBackend stages for the part.
+  bool supportsSplitting() const override { return transport_->supportsSplitting(); }
+  c10::intrusive_ptr<Options> getBackendOptions() override;
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
+                                          const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<Options>& opts) override;
   void startCoalescing() override;
   c10::intrusive_ptr<c10d::Work> endCoalescing() override;
   void setTimeout(std::chrono::milliseconds timeout) override;
@@ -87,8 +94,11 @@ class OpenRegBackend : public c10d::Backend {
     HostCall call;
     std::shared_ptr<StagedTensors> staged;
     c10::intrusive_ptr<OpenRegWork> work;
-    Works posted;  // point-to-point: already handed to the transport
+    Works posted;       // point-to-point: already handed to the transport
+    bool p2p = false;   // a send or receive: posted in program order
+    bool send = false;  // reads its staged copy once posted
   };
+  void post(std::vector<Pending>& p2p_ops, c10::DeviceIndex device);
 
   c10::intrusive_ptr<c10d::Work> run(c10d::OpType op, const std::vector<at::Tensor>& inputs,
                                      const std::vector<at::Tensor>& outputs, HostCall call,

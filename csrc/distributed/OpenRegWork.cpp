@@ -1,6 +1,7 @@
 // OpenRegWork.cpp: pinned staging buffers and the Work handle of openreg collectives.
 #include "OpenRegWork.h"
 
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
@@ -57,11 +58,17 @@ std::vector<at::Tensor> StagedTensors::host(const std::vector<at::Tensor>& devic
   return out;
 }
 
+// LITERALINCLUDE START: DISTRIBUTED_COPY_BACK
 void StagedTensors::copy_back() const {
+  // The collective writes the caller's tensor the way NCCL writes device
+  // memory: below autograd. A recv into a leaf that requires grad (pipeline
+  // parallelism receives its activations so) is no in-place op of the graph.
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
   for (const auto& device : outputs_) {
     const_cast<at::Tensor&>(device).copy_(host(device), /*non_blocking=*/true);
   }
 }
+// LITERALINCLUDE END: DISTRIBUTED_COPY_BACK
 
 namespace {
 std::vector<c10::Device> devices_of(const std::vector<at::Tensor>& tensors) {

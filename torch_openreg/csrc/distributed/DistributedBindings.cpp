@@ -10,6 +10,12 @@ namespace {
 
 // LITERALINCLUDE START: DISTRIBUTED_BINDING
 void bind_distributed(py::module_& m) {
+  // The Python class of the backend, a torch.distributed Backend: its `options`
+  // (torch.openreg.distributed) copy the transport's for split_group.
+  py::class_<c10::openreg::OpenRegBackend, c10d::Backend,
+             c10::intrusive_ptr<c10::openreg::OpenRegBackend>>(m, "_OrcclBackend")
+      .def_property_readonly("_transport_options",
+                             &c10::openreg::OpenRegBackend::getBackendOptions);
   // `transport` is a torch.distributed Backend object (a ProcessGroupGloo); the
   // result is a torch.distributed Backend that ProcessGroup._register_backend takes.
   m.def("_distributed_create_backend",
