@@ -1,6 +1,8 @@
 """Porting from CUDA: the table of names, the example, and each CUDA habit's counterpart."""
 
+import functools
 import re
+import sys
 import warnings
 
 import pytest
@@ -36,8 +38,13 @@ def test_every_name_in_the_table_exists_on_both_sides():
             assert hasattr(torch.accelerator, accelerator), accelerator
 
 
+@functools.cache
+def example_output() -> str:
+    return run_example("porting_from_cuda.py")
+
+
 def test_porting_from_cuda_example():
-    out = run_example("porting_from_cuda.py")
+    out = example_output()
     for line in ("side stream result matches the CPU: True", "event timing works: True",
                  "one replay applied the step once: True",
                  "Module.to kept the Parameter objects: True", "tied weights stay tied: True",
@@ -151,3 +158,39 @@ def test_accelerate_does_not_list_openreg():
     keep = accelerate.Accelerator(device_placement=False)
     model = torch.nn.Linear(2, 2).to("openreg")
     assert next(keep.prepare(model).parameters()).device.type == "openreg"
+
+
+def test_text_export_writes_out_listings_and_outputs():
+    """The site's plain-Markdown export (docs/_ext/text_export.py), run on this chapter."""
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    import text_export
+
+    asked = []
+
+    def outputs(argument: str, env: str) -> str:
+        asked.append((argument, env))
+        return example_output()
+
+    text = text_export.export_page(CHAPTER.read_text(encoding="utf-8"), outputs)
+    assert "{listing}" not in text and "{run-example}" not in text
+    assert asked == [("../examples/porting_from_cuda.py", "")]
+    index = text_export.listing.index()
+    for name in ("NATIVE_BINARY_RAW_KERNEL", "NATIVE_TRY_RAW_KERNEL",
+                 "EXAMPLE_PORTING_STREAMS_EVENTS_GRAPHS", "EXAMPLE_PORTING_DEVICE_GENERIC"):
+        region = index.regions[name]
+        code = [line.strip() for line in region.text.splitlines() if line.strip()]
+        assert all(line in text for line in code), name
+        assert f"`{region.path.relative_to(ROOT).as_posix()}` (region `{name}`):" in text
+    assert "```c++\n// A hand-written device kernel" in text
+    assert "Output of `examples/porting_from_cuda.py`:\n\n```text\nside stream result" in text
+
+
+def test_text_export_leaves_no_block_on_any_page():
+    """Listings inside tabs and notes are written out too; code that mentions a block is kept."""
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    import text_export
+
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        text = text_export.export_page(page.read_text(encoding="utf-8"), lambda arg, env: "out")
+        left = [line for line in text.splitlines() if text_export.BLOCK_RE.match(line)]
+        assert not left, (page.name, left)
