@@ -113,6 +113,11 @@ def test_launch_blocking_is_openreg_launch_blocking(variable, where):
 
 def test_pin_memory_and_the_data_loader_pin_for_the_current_accelerator():
     assert torch.randn(4).pin_memory().is_pinned()
+    with warnings.catch_warnings(record=True) as caught:  # it asks is_pinned(device) too
+        warnings.simplefilter("always")
+        torch.randn(4).pin_memory(device="openreg")
+    assert any("argument 'device' of Tensor.pin_memory() is deprecated" in str(w.message)
+               for w in caught)
     data = torch.utils.data.TensorDataset(torch.randn(8, 3))
     (batch,) = next(iter(torch.utils.data.DataLoader(data, batch_size=4, pin_memory=True)))
     assert batch.is_pinned()
@@ -145,6 +150,8 @@ def test_safetensors_loads_to_the_cpu_then_moves(tmp_path):
     st.save_file({"w": torch.arange(6.0, device="openreg")}, str(path))  # saving copies to CPU
     with pytest.raises(Exception, match="device openreg is invalid"):
         st.load_file(str(path), device="openreg")
+    with pytest.raises(Exception, match="device openreg is invalid"):
+        st.safe_open(str(path), framework="pt", device="openreg")
     w = st.load_file(str(path))["w"].to("openreg")
     assert w.device.type == "openreg" and torch.equal(w.cpu(), torch.arange(6.0))
 
