@@ -22,6 +22,7 @@ extensions = [
     "listing",
     "run_example",
     "example_figure",
+    "text_export",
 ]
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
