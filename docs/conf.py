@@ -50,6 +50,14 @@ def _generate_opinfo_report(app) -> None:
     opinfo_report.main(["--output", str(DOCS / "opinfo-report.md")])
 
 
+def _generate_pytorch_tests(app) -> None:
+    """Writes the testing chapter's table of PyTorch's own test files from the committed report."""
+    import pytorch_tests
+
+    (DOCS / "_generated").mkdir(exist_ok=True)
+    pytorch_tests.main(["--render", str(DOCS / "_generated" / "pytorch-tests.md")])
+
+
 def _generate_performance(app) -> None:
     """Writes performance.md from the latest results the benchmarks wrote (benchmarks/results)."""
     import results
@@ -60,4 +68,5 @@ def _generate_performance(app) -> None:
 def setup(app):
     app.connect("builder-inited", _generate_op_coverage)
     app.connect("builder-inited", _generate_opinfo_report)
+    app.connect("builder-inited", _generate_pytorch_tests)
     app.connect("builder-inited", _generate_performance)

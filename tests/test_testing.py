@@ -20,7 +20,8 @@ with crash isolation.
 
 Markers proven: TESTING_* (the harness, the table, the device test classes),
 COPY_BYTES_MATCH, COPY_MATH_BITS_FALLTHROUGH, RECURRENT_*, RANDOM_INVERSE_CDF,
-RANDOM_SEEDED_*, RANDOM_DISTRIBUTIONS_REGISTER, SPARSE_*, ZERO_TENSOR_*.
+RANDOM_SEEDED_*, RANDOM_DISTRIBUTIONS_REGISTER, SPARSE_*, ZERO_TENSOR_*, PYTORCH_TESTS_* (the
+runner of PyTorch's own test files, tools/pytorch_tests.py, on tests/data/device_generic_sample.py).
 """
 
 import os
@@ -299,3 +300,69 @@ def test_sparse_error_names_op_and_layout():
     v = torch.tensor([1.0, 2.0])
     with pytest.raises(NotImplementedError, match=r"sparse_coo.*openreg"):
         torch.sparse_coo_tensor(i, v, (2, 2)).to("openreg")
+
+
+# ---- tools/pytorch_tests.py: PyTorch's own test files, run on openreg and on the CPU ----
+sys.path.insert(0, str(ROOT / "tools"))
+import json  # noqa: E402
+
+import pytorch_tests  # noqa: E402
+
+SAMPLE = "device_generic_sample.py::TestSample"
+
+
+def test_pytorch_tests_runner(tmp_path):
+    """A crash and a hang cost one test each; the table counts what ran; --check objects."""
+    tables = tmp_path / "tables.py"
+    tables.write_text(f"EXPECTED_FAILURES = {{'{SAMPLE}.test_listed_but_passes': 'a listed pass',"
+                      f" '{SAMPLE}.test_crash': 'os.abort on the device'}}\n")
+    report = tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "pytorch_tests.py"), "--tests-dir",
+         str(ROOT / "tests" / "data"), "device_generic_sample.py", "--output", str(report),
+         "--timeout", "3", "--tables", str(tables), "--check"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 1, result.stdout + result.stderr
+    (entry,) = json.loads(report.read_text())["files"]
+    # test_only_cpu is skipped on openreg by onlyCPU: not counted.
+    assert entry["counts"] == {"cpu tests": 8, "cpu passed": 8, "device-specific": 1,
+                               "compared": 7, "openreg passed": 3, "mismatch": 1,
+                               "not implemented": 1, "crash": 1, "timeout": 1}
+    reasons = {f["test"].split(".")[-1]: (f["outcome"], f["reason"]) for f in entry["failures"]}
+    assert reasons == {"test_mismatch": ("failed", "mismatch"),
+                       "test_not_implemented": ("failed", "not implemented"),
+                       "test_crash": ("crash", "crash"), "test_hang": ("timeout", "timeout"),
+                       "test_listed_but_passes": ("passed", "expected to fail")}
+    # The run went on past the crash and the hang: the test after them passed.
+    assert "test_zz_after_the_crash" not in reasons
+    problems = result.stdout.split("device_generic_sample.py: {", 1)[1]
+    assert f"{SAMPLE}.test_listed_but_passes passes now" in problems
+    assert f"{SAMPLE}.test_mismatch fails (mismatch)" in problems
+    assert "test_crash" not in problems  # listed, and still failing
+    assert "| `device_generic_sample.py` | 8 | 1 | 0 | 7 | 3 (42.9 %) |" in pytorch_tests.render(
+        json.loads(report.read_text()))
+
+
+def test_pytorch_tests_check_passes_when_every_failure_is_listed():
+    """compare and check on results as the plugin records them, the device taken out."""
+    cpu = {f"f.py::TestSampleCPU::test_{n}_cpu_float32": {"outcome": "passed", "message": ""}
+           for n in ("a", "b", "c")}
+    openreg = {"f.py::TestSamplePRIVATEUSE1::test_a_openreg_float32": {"outcome": "passed",
+                                                                        "message": ""},
+               "f.py::TestSampleOPENREG::test_b_openreg_float32": {
+                   "outcome": "failed", "message": "RuntimeError: kernel failed on the device"},
+               "f.py::TestSamplePRIVATEUSE1::test_c_openreg_float32": {
+                   "outcome": "skipped", "message": "Only runs on ['cpu']"}}
+    saved = dict(pytorch_tests.EXPECTED_FAILURES)
+    try:
+        pytorch_tests.EXPECTED_FAILURES.clear()
+        entry = pytorch_tests.compare("f.py", cpu, openreg)
+        assert entry["counts"] == {"cpu tests": 3, "cpu passed": 3, "compared": 2,
+                                   "openreg passed": 1, "late kernel error": 1,
+                                   "device-specific": 1}
+        assert len(pytorch_tests.check(entry)) == 1
+        pytorch_tests.EXPECTED_FAILURES["f.py::TestSample.test_b_*"] = "a known cause"
+        assert pytorch_tests.check(pytorch_tests.compare("f.py", cpu, openreg)) == []
+    finally:
+        pytorch_tests.EXPECTED_FAILURES.clear()
+        pytorch_tests.EXPECTED_FAILURES.update(saved)
