@@ -55,11 +55,45 @@ def run(python, code: str, site: Path, autoload: bool = True) -> subprocess.Comp
 def test_backend_assembled_from_the_listings_passes_the_smoke_test(example_output):
     lines = example_output.splitlines()
     assert "csrc/mydev.cpp" in example_output and "mydev/__init__.py" in example_output
+    assert "csrc/driver.cpp" in example_output and "csrc/driver.h" in example_output
     assert "torch.backends entry points: ['mydev']" in lines
     assert "device: mydev:0 | autoloaded torch.mydev: True" in lines
     assert "smoke: (x + 2).relu().sum().item() = 18.0" in lines
     round_trips = [line for line in lines if line.startswith("round trip exact:")]
-    assert len(round_trips) == 5 and all(line.endswith(" True") for line in round_trips), lines
+    assert len(round_trips) == 6 and all(line.endswith(" True") for line in round_trips), lines
+
+
+def test_the_host_cannot_read_device_memory(example_output):
+    assert f"host reads device memory: exit code {-signal.SIGSEGV}" in example_output.splitlines()
+
+
+def test_streams_and_events(example_output):
+    assert ("streams: current inside `with`: True | idle: True | event done: True "
+            "| elapsed_time >= 0: True | result: 54.0") in example_output.splitlines()
+
+
+def test_seeded_random_numbers(example_output):
+    lines = example_output.splitlines()
+    assert "torch.manual_seed repeats device randn: True | mean 0.0, std 1.0" in lines
+    assert ("generator: set_state repeats: True | deepcopy repeats: True | initial_seed: 3"
+            in lines)
+
+
+def test_mlp_trains_as_on_the_cpu(example_output):
+    assert ("MLP, 20 SGD steps: parameters equal the CPU's within 1e-5: True | loss equal: True"
+            in example_output.splitlines())
+
+
+def test_autocast_in_bfloat16(example_output):
+    assert ("autocast bfloat16: output torch.bfloat16 | loss torch.float32 "
+            "| equals CPU autocast within bfloat16 precision: True") in example_output.splitlines()
+
+
+def test_the_resized_output_warning_has_the_cause_troubleshooting_gives(example_output):
+    """The smoke test turns warnings into errors, so training with mse_loss proved the fix;
+    the out= call with a 0-dim result still warns, as docs/troubleshooting.md explains."""
+    assert ("mse_loss with a 0-dim out= warns: An output with one or more elements was resized"
+            in example_output.splitlines())
 
 
 def test_listings_alone_make_the_whole_backend():
