@@ -115,6 +115,25 @@ def test_bad_device_index_is_a_clear_error(built):
     assert "mydev: invalid device index 3 (there are 1 devices)" in result.stdout
 
 
+def test_manual_seed_needs_both_device_module_functions(built):
+    """torch.manual_seed reaches the device only if torch.mydev has _is_in_bad_fork and
+    manual_seed_all: without the first, device random numbers stop repeating."""
+    site, python = built
+    code = ("import torch\n"
+            "def twice():\n"
+            "    draws = []\n"
+            "    for _ in range(2):\n"
+            "        torch.manual_seed(7)\n"
+            "        draws.append(torch.randn(8, device='mydev').cpu())\n"
+            "    return torch.equal(*draws)\n"
+            "print(twice())\n"
+            "del torch.mydev._is_in_bad_fork\n"
+            "print(twice())")
+    result = run(python, code, site)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "False"]
+
+
 def test_two_installed_backends_fail_import_torch_cleanly(built):
     """Both entry points visible (this environment has torch_openreg): no abort, an error."""
     site, _ = built

@@ -222,6 +222,9 @@ at::Tensor _reshape_alias(const at::Tensor& self, c10::IntArrayRef size, c10::In
 // LITERALINCLUDE END: MINIMAL_BACKEND_VIEWS
 
 // LITERALINCLUDE START: MINIMAL_BACKEND_RESIZE
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/Tensor.h>
+
 namespace minireg {
 const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
                           std::optional<c10::MemoryFormat> memory_format) {
@@ -592,7 +595,7 @@ class MiniGenerator final : public c10::GeneratorImpl {
     uint64_t seed;
     at::mt19937_data_pod engine;
   };
-  // Generator.clone(), graph capture and fork_rng copy a generator through this.
+  // torch.Generator.clone_state() copies a generator through this.
   MiniGenerator* clone_impl() const override {
     auto* copy = new MiniGenerator(device().index());
     copy->seed_ = seed_;
