@@ -134,6 +134,48 @@ def test_manual_seed_needs_both_device_module_functions(built):
     assert result.stdout.split() == ["True", "False"]
 
 
+KERNEL_CASES = """
+import warnings, torch
+warnings.simplefilter("error")
+d = "mydev"
+x = torch.randn(3, 4)
+def same(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and torch.allclose(a.cpu(), b, atol=1e-5)
+cases = {
+    "int add (fallback)": same(torch.arange(4).to(d) + 1, torch.arange(4) + 1),
+    "int + float promotes": same(torch.arange(4).to(d) + 0.5, torch.arange(4) + 0.5),
+    "bfloat16 add": same(x.bfloat16().to(d) + x.bfloat16().to(d), x.bfloat16() * 2),
+    "broadcast mul": same(x.to(d) * x[0].to(d), x * x[0]),
+    "CPU 0-dim operand": same(x.to(d) + torch.tensor(2.), x + 2),
+    "empty add": same(torch.empty(0, 3).to(d) + 1, torch.empty(0, 3) + 1),
+    "sum of 0-dim": same(torch.tensor(3.).to(d).sum(), torch.tensor(3.)),
+    "sum over empty": same(torch.empty(0, 3).to(d).sum(0), torch.zeros(3)),
+    "sum negative dims": same(x.to(d).sum((-1, 0), keepdim=True), x.sum((-1, 0), keepdim=True)),
+    "int sum (fallback)": same(torch.arange(6).to(d).sum(), torch.tensor(15)),
+    "mm, inner size 0": same(torch.empty(2, 0).to(d) @ torch.empty(0, 3).to(d), torch.zeros(2, 3)),
+    "int mm (fallback)": same(torch.ones(2, 2, dtype=torch.long).to(d).mm(
+        torch.ones(2, 2, dtype=torch.long).to(d)), torch.full((2, 2), 2)),
+    "relu keeps NaN": torch.isnan(torch.tensor([float("nan"), -1.]).to(d).relu().cpu()).tolist()
+                      == [True, False],
+}
+print(sorted(k for k, ok in cases.items() if not ok))
+for bad in (lambda: torch.ones(2, 3, device=d).mm(torch.ones(2, 3, device=d)),
+            lambda: torch.empty(3, device=d).uniform_(2, 1)):
+    try:
+        bad()
+    except RuntimeError as e:
+        print(e)
+"""
+
+
+def test_device_kernels_match_the_cpu_and_leave_other_dtypes_to_the_fallback(built):
+    site, python = built
+    result = run(python, KERNEL_CASES, site)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["[]", "mm: cannot multiply [2, 3] by [2, 3]",
+                                          "uniform_ expects from <= to, got from=2 to=1"]
+
+
 def test_two_installed_backends_fail_import_torch_cleanly(built):
     """Both entry points visible (this environment has torch_openreg): no abort, an error."""
     site, _ = built
