@@ -108,23 +108,102 @@ def fresh_python(where: Path) -> Path:
 
 
 SMOKE = """
-import importlib.metadata, torch
+import ctypes, copy, importlib.metadata, subprocess, sys, warnings
+import torch
+warnings.simplefilter("error")  # any warning the backend causes fails the smoke test
 backends = sorted(e.name for e in importlib.metadata.entry_points(group="torch.backends"))
 print("torch.backends entry points:", backends)
 x = torch.tensor([[1., 2.], [3., 4.]], device="NAME")
 print("device:", x.device, "| autoloaded torch.NAME:", hasattr(torch, "NAME"))
 print("smoke: (x + 2).relu().sum().item() =", (x + 2).relu().sum().item())
+
+# Memory: every copy crosses the driver; freeing a block leaves its neighbours alone.
 host = torch.arange(12, dtype=torch.float64).reshape(3, 4)
 dev = host.to("NAME")
+blocks = [torch.full((5,), float(i), device="NAME") for i in range(8)]
+del blocks[1::2]
 checks = {
     "host->device->host": torch.equal(dev.cpu(), host),
     "strided view": torch.equal(dev.t()[1:, ::2].cpu(), host.t()[1:, ::2]),
     "device->device clone": torch.equal(dev.clone().cpu(), host),
     "dtype conversion": torch.equal(dev.to(torch.int32).cpu(), host.to(torch.int32)),
     "write through a view": torch.equal(dev[:, 1].fill_(7).cpu(), torch.full((3,), 7.)),
+    "neighbours of freed": all(torch.equal(b.cpu(), torch.full((5,), 2. * i))
+                               for i, b in enumerate(blocks)),
 }
 for what, exact in checks.items():
     print(f"round trip exact: {what:24} {exact}")
+TOUCH = "import ctypes, torch; t = torch.ones(4, device='NAME'); " \\
+        "ctypes.c_float.from_address(t.data_ptr()).value"
+run = subprocess.run([sys.executable, "-c", TOUCH], capture_output=True)
+print("host reads device memory: exit code", run.returncode)
+
+# Streams and events.
+stream, other = torch.Stream(device="NAME"), torch.Stream(device="NAME")
+start = torch.Event(device="NAME", enable_timing=True)
+end = torch.Event(device="NAME", enable_timing=True)
+with stream:
+    current = torch.accelerator.current_stream() == stream
+    start.record()
+    y = torch.mm(x, x).relu().sum()
+    end.record()
+other.wait_event(end)
+other.synchronize()
+torch.accelerator.synchronize()
+print("streams: current inside `with`:", current, "| idle:", stream.query(),
+      "| event done:", end.query(), "| elapsed_time >= 0:", start.elapsed_time(end) >= 0,
+      "| result:", y.item())
+
+# Random numbers: torch.manual_seed reaches the device generator.
+torch.manual_seed(7)
+a = torch.randn(10000, device="NAME").cpu()
+torch.manual_seed(7)
+b = torch.randn(10000, device="NAME").cpu()
+print("torch.manual_seed repeats device randn:", torch.equal(a, b),
+      f"| mean {a.mean().item():.1f}, std {a.std().item():.1f}")
+g = torch.Generator(device="NAME").manual_seed(3)
+state, twin = g.get_state(), copy.deepcopy(g)
+u = torch.rand(5, device="NAME", generator=g).cpu()
+g.set_state(state)
+again = torch.rand(5, device="NAME", generator=g).cpu()
+copied = torch.rand(5, device="NAME", generator=twin).cpu()
+print("generator: set_state repeats:", torch.equal(u, again),
+      "| deepcopy repeats:", torch.equal(u, copied), "| initial_seed:", g.initial_seed())
+
+# A two-layer MLP trained 20 steps on the device and on the CPU from the same start.
+torch.manual_seed(0)
+cpu_model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+dev_model = copy.deepcopy(cpu_model).to("NAME")
+inputs, targets = torch.randn(64, 8), torch.randn(64, 1)
+losses = {}
+for model, device in ((cpu_model, "cpu"), (dev_model, "NAME")):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    for step in range(20):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(inputs.to(device)), targets.to(device))
+        loss.backward()
+        optimizer.step()
+    losses[device] = loss.item()
+gap = max((p.cpu() - q).abs().max().item() for p, q in zip(dev_model.parameters(),
+                                                          cpu_model.parameters()))
+print("MLP, 20 SGD steps: parameters equal the CPU's within 1e-5:", gap < 1e-5,
+      "| loss equal:", abs(losses["NAME"] - losses["cpu"]) < 1e-5)
+
+# Autocast in bfloat16: matrix products in bfloat16, the loss in float32.
+with torch.autocast("NAME", dtype=torch.bfloat16):
+    out = dev_model(inputs.to("NAME"))
+    loss = torch.nn.functional.mse_loss(out, targets.to("NAME"))
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    cpu_out = cpu_model(inputs)
+print("autocast bfloat16: output", out.dtype, "| loss", loss.dtype,
+      "| equals CPU autocast within bfloat16 precision:",
+      torch.allclose(out.cpu().float(), cpu_out.float(), rtol=1e-2, atol=1e-2))
+
+# The cause of the troubleshooting warning: mse_loss.out given a 0-dim result.
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch._C._nn.mse_loss(x, x, 1, out=torch.empty((), device="NAME"))  # 1: "mean"
+print("mse_loss with a 0-dim out= warns:", str(caught[0].message).split(" since")[0])
 """
 
 

@@ -79,3 +79,16 @@ with torch.openreg.faults.stream_delay(200_000):      # 200 ms before every task
     streams[1].synchronize()
 print("after synchronize:", [i for i, s in enumerate(streams) if not s.query()])
 # LITERALINCLUDE END: EXAMPLE_TROUBLESHOOTING_HANG
+
+# LITERALINCLUDE START: EXAMPLE_TROUBLESHOOTING_RESIZED_OUTPUT
+# What a backend with no mse_loss kernel runs on the CPU for every mse_loss: the out=
+# variant, given a 0-dim result. The CPU kernel sizes `out` as the elementwise loss first,
+# and warns because `out` already had an element.
+inputs, targets = torch.randn(8, 1), torch.randn(8, 1)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    loss = torch.empty(())
+    torch._C._nn.mse_loss(inputs, targets, 1, out=loss)  # 1: reduction="mean"
+print("mse_loss, out= a 0-dim tensor:", str(caught[0].message).split(" since")[0])
+print("the loss is still right:", torch.equal(loss, torch.nn.functional.mse_loss(inputs, targets)))
+# LITERALINCLUDE END: EXAMPLE_TROUBLESHOOTING_RESIZED_OUTPUT

@@ -55,11 +55,45 @@ def run(python, code: str, site: Path, autoload: bool = True) -> subprocess.Comp
 def test_backend_assembled_from_the_listings_passes_the_smoke_test(example_output):
     lines = example_output.splitlines()
     assert "csrc/mydev.cpp" in example_output and "mydev/__init__.py" in example_output
+    assert "csrc/driver.cpp" in example_output and "csrc/driver.h" in example_output
     assert "torch.backends entry points: ['mydev']" in lines
     assert "device: mydev:0 | autoloaded torch.mydev: True" in lines
     assert "smoke: (x + 2).relu().sum().item() = 18.0" in lines
     round_trips = [line for line in lines if line.startswith("round trip exact:")]
-    assert len(round_trips) == 5 and all(line.endswith(" True") for line in round_trips), lines
+    assert len(round_trips) == 6 and all(line.endswith(" True") for line in round_trips), lines
+
+
+def test_the_host_cannot_read_device_memory(example_output):
+    assert f"host reads device memory: exit code {-signal.SIGSEGV}" in example_output.splitlines()
+
+
+def test_streams_and_events(example_output):
+    assert ("streams: current inside `with`: True | idle: True | event done: True "
+            "| elapsed_time >= 0: True | result: 54.0") in example_output.splitlines()
+
+
+def test_seeded_random_numbers(example_output):
+    lines = example_output.splitlines()
+    assert "torch.manual_seed repeats device randn: True | mean 0.0, std 1.0" in lines
+    assert ("generator: set_state repeats: True | deepcopy repeats: True | initial_seed: 3"
+            in lines)
+
+
+def test_mlp_trains_as_on_the_cpu(example_output):
+    assert ("MLP, 20 SGD steps: parameters equal the CPU's within 1e-5: True | loss equal: True"
+            in example_output.splitlines())
+
+
+def test_autocast_in_bfloat16(example_output):
+    assert ("autocast bfloat16: output torch.bfloat16 | loss torch.float32 "
+            "| equals CPU autocast within bfloat16 precision: True") in example_output.splitlines()
+
+
+def test_the_resized_output_warning_has_the_cause_troubleshooting_gives(example_output):
+    """The smoke test turns warnings into errors, so training with mse_loss proved the fix;
+    the out= call with a 0-dim result still warns, as docs/troubleshooting.md explains."""
+    assert ("mse_loss with a 0-dim out= warns: An output with one or more elements was resized"
+            in example_output.splitlines())
 
 
 def test_listings_alone_make_the_whole_backend():
@@ -79,6 +113,67 @@ def test_bad_device_index_is_a_clear_error(built):
                  "except RuntimeError as e:\n    print(str(e).splitlines()[0])", site)
     assert result.returncode == 0, result.stderr
     assert "mydev: invalid device index 3 (there are 1 devices)" in result.stdout
+
+
+def test_manual_seed_needs_both_device_module_functions(built):
+    """torch.manual_seed reaches the device only if torch.mydev has _is_in_bad_fork and
+    manual_seed_all: without the first, device random numbers stop repeating."""
+    site, python = built
+    code = ("import torch\n"
+            "def twice():\n"
+            "    draws = []\n"
+            "    for _ in range(2):\n"
+            "        torch.manual_seed(7)\n"
+            "        draws.append(torch.randn(8, device='mydev').cpu())\n"
+            "    return torch.equal(*draws)\n"
+            "print(twice())\n"
+            "del torch.mydev._is_in_bad_fork\n"
+            "print(twice())")
+    result = run(python, code, site)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "False"]
+
+
+KERNEL_CASES = """
+import warnings, torch
+warnings.simplefilter("error")
+d = "mydev"
+x = torch.randn(3, 4)
+def same(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and torch.allclose(a.cpu(), b, atol=1e-5)
+cases = {
+    "int add (fallback)": same(torch.arange(4).to(d) + 1, torch.arange(4) + 1),
+    "int + float promotes": same(torch.arange(4).to(d) + 0.5, torch.arange(4) + 0.5),
+    "bfloat16 add": same(x.bfloat16().to(d) + x.bfloat16().to(d), x.bfloat16() * 2),
+    "broadcast mul": same(x.to(d) * x[0].to(d), x * x[0]),
+    "CPU 0-dim operand": same(x.to(d) + torch.tensor(2.), x + 2),
+    "empty add": same(torch.empty(0, 3).to(d) + 1, torch.empty(0, 3) + 1),
+    "sum of 0-dim": same(torch.tensor(3.).to(d).sum(), torch.tensor(3.)),
+    "sum over empty": same(torch.empty(0, 3).to(d).sum(0), torch.zeros(3)),
+    "sum negative dims": same(x.to(d).sum((-1, 0), keepdim=True), x.sum((-1, 0), keepdim=True)),
+    "int sum (fallback)": same(torch.arange(6).to(d).sum(), torch.tensor(15)),
+    "mm, inner size 0": same(torch.empty(2, 0).to(d) @ torch.empty(0, 3).to(d), torch.zeros(2, 3)),
+    "int mm (fallback)": same(torch.ones(2, 2, dtype=torch.long).to(d).mm(
+        torch.ones(2, 2, dtype=torch.long).to(d)), torch.full((2, 2), 2)),
+    "relu keeps NaN": torch.isnan(torch.tensor([float("nan"), -1.]).to(d).relu().cpu()).tolist()
+                      == [True, False],
+}
+print(sorted(k for k, ok in cases.items() if not ok))
+for bad in (lambda: torch.ones(2, 3, device=d).mm(torch.ones(2, 3, device=d)),
+            lambda: torch.empty(3, device=d).uniform_(2, 1)):
+    try:
+        bad()
+    except RuntimeError as e:
+        print(e)
+"""
+
+
+def test_device_kernels_match_the_cpu_and_leave_other_dtypes_to_the_fallback(built):
+    site, python = built
+    result = run(python, KERNEL_CASES, site)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["[]", "mm: cannot multiply [2, 3] by [2, 3]",
+                                          "uniform_ expects from <= to, got from=2 to=1"]
 
 
 def test_two_installed_backends_fail_import_torch_cleanly(built):

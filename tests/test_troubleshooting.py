@@ -17,3 +17,6 @@ def test_troubleshooting_example():
     assert "raised at the launch: OpenReg error: kernel failed on the device" in blocking_on
     assert "exit code -11" in out and 'File "<string>", line 4' in out
     assert "streams with pending work: [1]" in out and "after synchronize: []" in out
+    assert ("mse_loss, out= a 0-dim tensor: An output with one or more elements was resized"
+            in out)
+    assert "the loss is still right: True" in out
