@@ -77,11 +77,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_indexing.py::NumpyTests.test_trivial_fancy_out_of_bounds":
         "an out-of-bounds index is found by the asynchronous kernel and reported at the next "
         "synchronization, as a RuntimeError, not as an IndexError from the indexing call",
-    "test_reductions.py::TestReductions.test_mode_*":
-        "mode(out=) raises ATen's device-type check (CPU, CUDA and XPU only); the functional "
-        "mode has an openreg kernel, the .values overload does not",
-    "test_reductions.py::TestReductions.test_dim_reduction_fns_fn_name_mode_*":
-        "mode(out=): ATen's device-type check, as above",
     "test_reductions.py::TestReductions.test_ref_extremal_values_*sum_complex64":
         "the device's sum adds five complex numbers in another order than the CPU's cascade "
         "sum; with an infinite real part the imaginary parts' last-bit difference cannot be "
