@@ -272,6 +272,9 @@ constexpr const char* kBorrowed[] = {
     "addmv.out",
     "mv",
     "dot",
+    // composite out= overloads that accept only the CPU, CUDA and XPU
+    // (torch.mode(x, out=...): "mode only supports CPU, CUDA and XPU")
+    "mode.values",
     // padding: the functional overloads too, so that the result takes the
     // layout the CPU kernel gives it (channels-last in, channels-last out);
     // PyTorch's generic wrapper would allocate it contiguous first
