@@ -322,8 +322,8 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
 // arguments are first shown to the kernel as the caller passed them: the
 // kernel decides whether they need resizing (a Meta kernel written in Python
 // resizes a 2x3 out= of arange(6) to 6 elements, where the CPU kernel keeps
-// it, strides and all) and checks overlaps before anything moves (torch.cat
-// into one of its inputs). Wanting other sizes, it raises "not resizable"
+// it, strides and all) and checks overlaps against the memory as it is (an
+// out= that is part of an input). Wanting other sizes, it raises "not resizable"
 // before writing anything: the host then sizes them as planned and asks
 // again, and failing that, the kernel sizes new results itself.
 torch::jit::Stack check_and_run(const c10::OperatorHandle& op, const Plan* plan,
