@@ -32,7 +32,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record import add_results_option, ratio_case, write  # noqa: E402
-from run import start_openreg, use_kernel_threads  # noqa: E402  (the shared harness)
+from run import add_kernel_threads_option, start_openreg, use_kernel_threads  # noqa: E402  (the shared harness)
 
 
 def cnn() -> nn.Module:
@@ -83,7 +83,7 @@ ROWS = (  # (openreg dtype, CPU dtype, label, target)
 )
 
 
-def serve(device: str, kernel_threads: int) -> None:
+def serve(device: str, kernel_threads: int | None) -> None:
     """A side's process: for each line `job dtype iterations`, the seconds a step takes."""
     start_openreg()  # on both sides: the CPU side's host allocator must match openreg's
     if device == "openreg":
@@ -110,10 +110,10 @@ def serve(device: str, kernel_threads: int) -> None:
 class Side:
     """One side of the comparison, in a process of its own (`amp.py --serve DEVICE`)."""
 
-    def __init__(self, device: str, kernel_threads: int) -> None:
+    def __init__(self, device: str, kernel_threads: int | None) -> None:
+        threads = ["--kernel-threads", str(kernel_threads)] if kernel_threads else []
         self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--serve", device,
-             "--kernel-threads", str(kernel_threads)],
+            [sys.executable, os.path.abspath(__file__), "--serve", device, *threads],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def seconds(self, job: str, dtype: str, iterations: int) -> float:
@@ -134,23 +134,22 @@ class Side:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
-    parser.add_argument("--kernel-threads", type=int, default=1,
-                        help="threads of the device's kernels (1 to the machine's cores)")
+    add_kernel_threads_option(parser)
     add_results_option(parser)
     parser.add_argument("--serve", choices=("cpu", "openreg"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         serve(args.serve, args.kernel_threads)
         return
-    if not 1 <= args.kernel_threads <= (os.cpu_count() or 1):
+    if args.kernel_threads is not None and not 1 <= args.kernel_threads <= (os.cpu_count() or 1):
         parser.error(f"--kernel-threads must be between 1 and the machine's cores "
                      f"({os.cpu_count()})")
+    threads = args.kernel_threads or torch.openreg.get_kernel_threads()
     iterations, rounds = (1, 1) if args.quick else (5, 7)
-    print(f"torch {torch.__version__}; CPU side: {torch.get_num_threads()} threads; openreg: "
-          f"kernels on {args.kernel_threads}, host "
-          f"{1 if args.kernel_threads > 1 else torch.get_num_threads()}")
+    print(f"torch {torch.__version__}; {torch.get_num_threads()} threads on each side's host; "
+          f"openreg kernels on {threads}")
     print(f"{'autocast training step':40} {'cpu':>12} {'openreg':>12} {'ratio':>7} {'target':>9}")
-    cpu_side, device_side = Side("cpu", 1), Side("openreg", args.kernel_threads)
+    cpu_side, device_side = Side("cpu", None), Side("openreg", args.kernel_threads)
     cases = []
     try:
         for job in JOBS:
@@ -173,8 +172,7 @@ def main(argv: list[str] | None = None) -> None:
               "A CNN's and a transformer block's training step under autocast (bf16, and fp16 "
               "with a GradScaler) and in plain float32, openreg against the CPU.",
               {"steps_per_round": iterations, "rounds": rounds,
-               "kernel_threads": args.kernel_threads,
-               "host_threads": 1 if args.kernel_threads > 1 else torch.get_num_threads()},
+               "kernel_threads": threads, "host_threads": torch.get_num_threads()},
               cases, args.results, argv)
 
 

@@ -263,7 +263,7 @@ def run_passes(names: list[str], sizes: list[str], passes: int, rounds: int, qui
     rounds each. Returns, per (operator, size), the CPU seconds, openreg seconds and ratio of
     every round and the median ratio of each pass; and per operator, those that fell back to
     the CPU. `cpu_vs_cpu` runs the CPU on both sides (every ratio should be near 1.00).
-    openreg's kernels get `kernel_threads` threads (default: the backend's, 1). Pass p is
+    openreg's kernels get `kernel_threads` threads (default: the backend's). Pass p is
     measured by pair p % `processes` of side processes."""
     threads = kernel_threads or torch.openreg.get_kernel_threads()
     pairs = [(Side("cpu", threads), Side("cpu" if cpu_vs_cpu else "openreg", threads))
@@ -417,8 +417,8 @@ def main(argv: list[str] | None = None) -> int:
     passes, rounds = (1, 1) if args.quick else (args.passes, args.rounds)
     processes = max(1, min(args.processes, passes))
     threads = args.kernel_threads or torch.openreg.get_kernel_threads()
-    host = 1 if threads > 1 else torch.get_num_threads()
-    print(f"torch {torch.__version__}, CPU: {torch.get_num_threads()} threads; openreg: kernels "
+    host = torch.get_num_threads()
+    print(f"torch {torch.__version__}, CPU: {host} threads; openreg: kernels "
           f"on {threads}, host {host}; {processes} pair(s) of side processes; {len(names)} "
           f"operators, {passes} passes of {rounds} rounds"
           + (", CPU against CPU" if args.cpu_vs_cpu else ""))

@@ -53,6 +53,9 @@ def alternate(cpu_fn: Callable[[], object], device_fn: Callable[[], object], ite
     torch.openreg.synchronize()
     cpu, dev, ratios = [], [], []
     for _ in range(rounds):
+        # The device idles first, as a program's CPU work finds it between the device's work: its
+        # worker gives back its OpenMP threads after a millisecond (docs/launching.md).
+        time.sleep(0.005)
         cpu.append(seconds_per_call(cpu_fn, lambda: None, iterations))
         dev.append(seconds_per_call(device_fn, torch.openreg.synchronize, iterations))
         ratios.append(dev[-1] / cpu[-1])
@@ -60,10 +63,8 @@ def alternate(cpu_fn: Callable[[], object], device_fn: Callable[[], object], ite
 
 
 def use_kernel_threads(threads: int | None) -> None:
-    """Gives openreg's kernels `threads` threads (None: the backend's default, 1). Above 1 the
-    host thread keeps one: it only launches, and the cores go to the kernels."""
-    if threads and threads > 1:
-        torch.set_num_threads(1)
+    """Gives openreg's kernels `threads` threads (None: the backend's default, PyTorch's own
+    thread count). The host thread keeps PyTorch's count either way."""
     if threads:
         torch.openreg.set_kernel_threads(threads)
 
@@ -80,8 +81,8 @@ def start_openreg() -> None:
 
 def add_kernel_threads_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel-threads", type=int, default=None,
-                        help="threads of openreg's kernels (default: the backend's, 1); "
-                             "above 1, the host thread gets 1")
+                        help="threads of openreg's kernels (default: the backend's, "
+                             "PyTorch's thread count)")
 
 
 def running_threads(pid: int) -> int | None:
@@ -254,8 +255,8 @@ for name, (make, x, y, loss_fn) in jobs.items():
 """
 def side_setup(device: str, kernel_threads: int | None) -> str:
     """The lines a side's process runs first: openreg's runtime on both sides (`start_openreg`),
-    then on the openreg side its kernel threads (None: the backend's default), and one thread
-    for the host when the kernels take more (docs/launching.md, "Threads of a kernel")."""
+    then on the openreg side its kernel threads (None: the backend's default,
+    docs/launching.md, "Threads of a kernel")."""
     here = os.path.dirname(os.path.abspath(__file__))
     setup = (f"import sys; sys.path.insert(0, {here!r})\n"
              "from run import start_openreg, use_kernel_threads; start_openreg()\n")
@@ -264,7 +265,8 @@ def side_setup(device: str, kernel_threads: int | None) -> str:
     return setup + f"use_kernel_threads({kernel_threads})\n"
 
 
-def model_steps(quick: bool, kernel_threads: int) -> list[tuple[str, float, float, list[float]]]:
+def model_steps(quick: bool,
+                kernel_threads: int | None) -> list[tuple[str, float, float, list[float]]]:
     """(name, CPU seconds, openreg seconds, per-round ratios) of a training step of each model:
     medians of alternating rounds, each side of a round in a new process of its own (the
     kernels' OpenMP threads and the CPU side's would slow each other in one process)."""
@@ -286,13 +288,13 @@ def model_steps(quick: bool, kernel_threads: int) -> list[tuple[str, float, floa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
-    parser.add_argument("--kernel-threads", type=int, default=1,
-                        help="threads of openreg's kernels in the training steps (default 1, the "
-                             "backend's); above 1, openreg's host thread gets 1")
+    add_kernel_threads_option(parser)
     add_results_option(parser)
     args = parser.parse_args(argv)
+    use_kernel_threads(args.kernel_threads)
     rounds = 1 if args.quick else 9
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads, openreg kernels on "
+          f"{torch.openreg.get_kernel_threads()}")
     print(f"{'case':28} {'cpu':>12} {'openreg':>12} {'ratio':>7} {'target':>9}")
     recorded = []
 
@@ -341,8 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         write("run", "openreg against native CPU",
               "Small and large operations, copies, allocation, operator paths, training steps "
               "and event timing, each timed on openreg and on native CPU on the same work.",
-              {"rounds": rounds, "kernel_threads": args.kernel_threads}, recorded, args.results,
-              argv)
+              {"rounds": rounds, "kernel_threads": torch.openreg.get_kernel_threads()}, recorded,
+              args.results, argv)
     return 0
 
 

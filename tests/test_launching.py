@@ -23,8 +23,19 @@ def test_kernel_threads_example():
     assert lines[1] == "mean |x|: 0.8"
 
 
+def test_kernel_threads_default_to_pytorchs_thread_count():
+    """Kernels get as many threads as PyTorch's own CPU loops when the backend loads: the
+    machine's cores by default, what OMP_NUM_THREADS says when it is set."""
+    probe = "import torch; print(torch.openreg.get_kernel_threads(), torch.get_num_threads())"
+    default = run_python(probe)
+    assert default.returncode == 0, default.stderr
+    assert default.stdout.split() == [str(os.cpu_count())] * 2
+    one = run_python(probe, env={"OMP_NUM_THREADS": "1"})
+    assert one.stdout.split() == ["1", "1"]
+
+
 def test_kernel_threads_must_be_between_one_and_the_cores():
-    assert torch.openreg.get_kernel_threads() == 1  # the default
+    default = torch.openreg.get_kernel_threads()
     for bad in (0, -2):
         with pytest.raises(ValueError, match=f"at least one thread, got {bad}"):
             torch.openreg.set_kernel_threads(bad)
@@ -32,12 +43,13 @@ def test_kernel_threads_must_be_between_one_and_the_cores():
     with pytest.raises(ValueError,
                        match=f"at most {cores} threads .this machine's cores., got 1000"):
         torch.openreg.set_kernel_threads(1000)
-    assert torch.openreg.get_kernel_threads() == 1  # refused values change nothing
+    assert torch.openreg.get_kernel_threads() == default  # refused values change nothing
 
 
 KERNEL_THREADS_PROBE = """
 import os, torch
 def threads(): return len(os.listdir("/proc/self/task"))
+torch.openreg.set_kernel_threads(1)
 torch.set_num_threads(2)  # what PyTorch sets on a thread's first parallel loop: must not win
 x = torch.randn(1 << 20)
 x.exp().sum()  # the host's own OpenMP threads start now, before counting
@@ -53,12 +65,38 @@ print(torch.openreg.get_kernel_threads(), after_one - before, threads() - after_
 
 
 def test_kernel_threads_decide_the_devices_openmp_threads():
-    """With one kernel thread (the default) the device's worker starts no OpenMP thread beside
+    """With one kernel thread the device's worker starts no OpenMP thread beside
     the host's, even when torch.set_num_threads asked for more; with two it starts one. Both
     give the CPU's sums."""
     result = run_python(KERNEL_THREADS_PROBE)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["2", "0", "1", "True", "True"]
+
+
+IDLE_RELEASE_PROBE = """
+import os, time, torch
+def threads(): return len(os.listdir("/proc/self/task"))
+torch.openreg.set_kernel_threads(2)
+x = torch.randn(1 << 20, device="openreg")
+torch.openreg.synchronize()
+time.sleep(0.2)  # the worker has had no work for far longer than a millisecond
+idle = threads()
+y = x.exp().sum().item()
+busy = threads()
+time.sleep(0.2)
+idle_again = threads()
+z = x.exp().sum().item()
+print(busy - idle, idle_again - idle, threads() - idle, y == z)
+"""
+
+
+def test_an_idle_worker_gives_its_threads_back():
+    """A large kernel starts the worker's OpenMP thread; once the device has had no work for a
+    millisecond the worker ends it (the driver's idle callback), so the host's own parallel loops
+    keep the cores to themselves; the next large kernel starts it again."""
+    result = run_python(IDLE_RELEASE_PROBE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1", "0", "1", "True"]
 
 
 SMALL_KERNELS_PROBE = """

@@ -1,4 +1,4 @@
-// OpenRegKernelThreads.cpp: how many threads a kernel's parallel loops use (one unless the user gives the device more).
+// OpenRegKernelThreads.cpp: how many threads a kernel's parallel loops use, and when a worker gives its threads back.
 #include "OpenRegLaunch.h"
 
 #include <ATen/Parallel.h>
@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include <omp.h>  // PyTorch's CPU kernels run their parallel loops with OpenMP (libgomp)
@@ -20,22 +21,19 @@ static_assert(kParallelElements == at::internal::GRAIN_SIZE,
 // LITERALINCLUDE START: LAUNCH_THREADS_PER_KERNEL
 // A worker runs PyTorch's CPU kernels, whose parallel loops take the OpenMP
 // threads of the thread that runs them: each worker that runs a parallel loop
-// gets a team of its own, beside the host's. libgomp lets its idle threads spin
-// (a few milliseconds) only while the process has no more OpenMP threads than
-// cores; past that, every idle thread sleeps at once, and every parallel loop
-// of the process, the host's too, first wakes its threads. On a machine of few
-// cores one worker team beside the host's crosses that line, and then a small
-// operator on the host pays more for waking its threads than for its work.
-// So kernels use one thread unless the user gives the device more (and then,
-// best, takes them from the host: torch.set_num_threads).
+// gets a team of its own, beside the host's. Kernels take as many threads as
+// PyTorch's own loops (torch.get_num_threads() when the backend loads), so an
+// operator has the machine on the device as it has on the CPU.
 namespace {
-std::atomic<int> threads_per_kernel{1};
+int machine_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+std::atomic<int> threads_per_kernel{std::clamp(at::get_num_threads(), 1, machine_cores())};
 }  // namespace
 
 void set_kernel_threads(int threads) {
   TORCH_CHECK_VALUE(threads >= 1, "openreg kernels need at least one thread, got ", threads);
   // More threads than cores only queue for them (and every stream's worker has its own).
-  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int cores = machine_cores();
   TORCH_CHECK_VALUE(threads <= cores, "openreg kernels can use at most ", cores,
                     " threads (this machine's cores), got ", threads);
   threads_per_kernel.store(threads, std::memory_order_relaxed);
@@ -50,7 +48,26 @@ int kernel_threads() { return threads_per_kernel.load(std::memory_order_relaxed)
 extern "C" int MKL_Set_Num_Threads_Local(int) __attribute__((weak));
 
 namespace {
-thread_local int applied = 0;  // the count this worker thread's loops use now (0: not set yet)
+thread_local int applied = 0;       // the count this worker thread's loops use now (0: not set yet)
+thread_local bool has_team = false;  // whether this worker has OpenMP threads of its own now
+
+// libgomp lets its idle threads spin, waiting for the next loop, only while
+// the process has no more OpenMP threads than cores; past that, every idle
+// thread sleeps at once, and each parallel loop of the process, the host's
+// too, first wakes its threads: a host loop of a few microseconds then takes
+// several times longer. A worker's team is such a surplus beside the host's,
+// so a worker gives its team back when the device idles (the driver calls
+// this on the worker after kReleaseTeamAfterUs without work): the host's own
+// CPU work runs at full speed between the device's bursts, and the next
+// parallel kernel starts the team again (a thread creation, tens of µs).
+constexpr unsigned kReleaseTeamAfterUs = 1000;
+
+void release_team() {
+  if (!has_team) return;
+  omp_pause_resource_all(omp_pause_soft);  // ends this thread's team
+  has_team = false;
+  applied = 0;  // the next kernel sets the counts again, and marks the team again
+}
 
 void use_threads(int threads) {
   if (applied == 0) {
@@ -64,6 +81,11 @@ void use_threads(int threads) {
   omp_set_num_threads(threads);
   if (MKL_Set_Num_Threads_Local != nullptr) MKL_Set_Num_Threads_Local(threads);
   applied = threads;
+  if (threads > 1) {
+    has_team = true;  // from the next parallel loop on (a release before it does nothing)
+    static std::once_flag registered;
+    std::call_once(registered, [] { orSetWorkerIdleCallback(release_team, kReleaseTeamAfterUs); });
+  }
 }
 }  // namespace
 

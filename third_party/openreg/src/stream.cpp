@@ -77,6 +77,11 @@ static bool spin_until(Ready ready) {
   return true;
 }
 
+// The runtime's idle callback (orSetWorkerIdleCallback) and after how long a
+// worker without work calls it.
+static std::atomic<void (*)()> idle_callback{nullptr};
+static std::atomic<unsigned> idle_after_us{0};
+
 // Waits until the slot holds position `pos`'s task; false if the stream is
 // being destroyed and has nothing left to run.
 static bool wait_for_task(orStream_t s, const RingSlot& slot, uint64_t pos) {
@@ -86,7 +91,16 @@ static bool wait_for_task(orStream_t s, const RingSlot& slot, uint64_t pos) {
   // read the slot; a launch fills the slot and then reads `sleeping`. One of
   // the two sees the other's write, so no launch goes unnoticed.
   s->sleeping.store(true);
-  s->work_cv.wait(lock, [&] { return slot.turn.load() == pos + 1 || s->stopping; });
+  auto has_task = [&] { return slot.turn.load() == pos + 1 || s->stopping; };
+  if (auto idle = idle_callback.load(std::memory_order_acquire)) {
+    auto after = std::chrono::microseconds(idle_after_us.load(std::memory_order_relaxed));
+    if (!s->work_cv.wait_for(lock, after, has_task)) {
+      lock.unlock();  // a launch meanwhile finds `sleeping` set and notifies no one: has_task sees it
+      idle();
+      lock.lock();
+    }
+  }
+  s->work_cv.wait(lock, has_task);
   s->sleeping.store(false, std::memory_order_relaxed);
   return slot.turn.load(std::memory_order_acquire) == pos + 1;
 }
@@ -361,6 +375,15 @@ orError_t orDeviceGetStreamPriorityRange(int* least, int* greatest) {
   }
   *least = 0;  // lower numbers are higher priorities, as on CUDA
   *greatest = -1;
+  return ok();
+}
+
+orError_t orSetWorkerIdleCallback(void (*fn)(void), unsigned microseconds) {
+  if (microseconds > 1'000'000) {
+    return fail(orErrorInvalidValue, "orSetWorkerIdleCallback: at most one second of idleness");
+  }
+  idle_after_us.store(microseconds, std::memory_order_relaxed);
+  idle_callback.store(fn, std::memory_order_release);
   return ok();
 }
 

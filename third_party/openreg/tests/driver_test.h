@@ -15,7 +15,7 @@
 
 // The tests share one process and so one driver: each ends by undoing what a
 // failed test may have left behind (another current device, armed faults,
-// a stream delay, recording), so that a failure does not spread.
+// a stream delay, recording, an idle callback), so that a failure does not spread.
 class DriverTest : public testing::Test {
  protected:
   void TearDown() override {
@@ -23,6 +23,7 @@ class DriverTest : public testing::Test {
     for (orFaultKind kind : {orFaultAlloc, orFaultLaunch, orFaultCopy}) orFaultInject(kind, 0, 1);
     orFaultSetStreamDelay(0);
     orActivityEnable(0);
+    orSetWorkerIdleCallback(nullptr, 0);
   }
 };
 

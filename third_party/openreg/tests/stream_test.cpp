@@ -82,6 +82,38 @@ TEST_F(Stream, LaunchesFromSeveralThreadsKeepEachThreadsOrderPastTheRing) {
   EXPECT_OK(orStreamDestroy(s));
 }
 
+// The worker calls the idle callback on its own thread once it has had no
+// work for the time given, once per idle stretch, and never while it has work.
+std::atomic<int> idle_calls{0};
+std::atomic<std::thread::id> idle_thread{};
+
+TEST_F(Stream, AnIdleWorkerCallsTheIdleCallbackOnItsThread) {
+  orStream_t s;
+  ASSERT_OK(orStreamCreate(&s));
+  EXPECT_EQ(orSetWorkerIdleCallback(nullptr, 2'000'000), orErrorInvalidValue);
+  ASSERT_OK(orSetWorkerIdleCallback(
+      [] {
+        idle_thread = std::this_thread::get_id();
+        idle_calls++;
+      },
+      20'000));
+  std::atomic<std::thread::id> worker{};
+  for (int stretch = 1; stretch <= 2; ++stretch) {
+    launch(s, [&] { worker = std::this_thread::get_id(); });
+    EXPECT_OK(orStreamSynchronize(s));
+    sleep_ms(200);  // far past the 20 ms: the worker calls it once, then sleeps on
+    EXPECT_EQ(idle_calls, stretch);
+  }
+  EXPECT_EQ(idle_thread.load(), worker.load());
+  // A busy worker never calls it: kernels that follow each other closely.
+  int before = idle_calls;
+  for (int i = 0; i < 200; ++i) launch(s, [] {});
+  EXPECT_OK(orStreamSynchronize(s));
+  EXPECT_EQ(idle_calls, before);
+  ASSERT_OK(orSetWorkerIdleCallback(nullptr, 0));
+  EXPECT_OK(orStreamDestroy(s));
+}
+
 TEST_F(Stream, ATaskLaunchingOnItsOwnStream) {
   orStream_t s;
   ASSERT_OK(orStreamCreate(&s));
