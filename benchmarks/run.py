@@ -162,6 +162,37 @@ def uncached_allocation(iterations: int, repeats: int) -> list[float]:
     return [float(seconds) for seconds in out.stdout.split()]
 
 
+def host_work_after_device(quick: bool,
+                           rounds: int) -> tuple[list[float], list[float], list[float]]:
+    """The host's own small CPU work (parallel loops of a few microseconds), timed a few
+    milliseconds after a burst of large kernels on the device, against the same work timed after
+    the same burst on the CPU: seconds after each, and the per-round ratios. Near 1 when the
+    device's idle worker has given its OpenMP threads back (docs/launching.md, "Threads of a
+    kernel")."""
+    x, w = torch.randn(1 << 16), torch.randn(128, 128)
+
+    def host_work() -> float:
+        return seconds_per_call(lambda: (x.exp(), w @ w, x.sum()), lambda: None,
+                                20 if quick else 300)
+
+    big = torch.randn(1 << 22)
+    dbig = big.to("openreg")
+    after_cpu, after_device, ratios = [], [], []
+    for _ in range(rounds):
+        times = []
+        for burst, finish in ((lambda: big.sin(), lambda: None),
+                              (lambda: dbig.sin(), torch.openreg.synchronize)):
+            for _ in range(10):
+                burst()
+            finish()
+            time.sleep(0.005)
+            times.append(host_work())
+        after_cpu.append(times[0])
+        after_device.append(times[1])
+        ratios.append(times[1] / times[0])
+    return after_cpu, after_device, ratios
+
+
 def event_timing_error(quick: bool) -> tuple[float, float]:
     """Event-timed milliseconds against wall-clock milliseconds for the same device work."""
     x = torch.randn(1024, 1024, device="openreg")
@@ -333,6 +364,12 @@ def main(argv: list[str] | None = None) -> int:
     # Training steps of ordinary models, all on the device (no fallback).
     for name, cpu, dev, ratios in model_steps(args.quick, args.kernel_threads):
         record(name, cpu, dev, ratios, 1.1, "<=1.10")
+
+    after_cpu, after_device, ratios = host_work_after_device(args.quick, rounds)
+    record("host CPU work after device", statistics.median(after_cpu),
+           statistics.median(after_device), ratios, 1.05, "<=1.05",
+           note="the host's own small parallel CPU loops 5 ms after a burst of large kernels on "
+                "openreg ÷ the same 5 ms after the burst on the CPU")
 
     events, wall = event_timing_error(args.quick)
     print(f"{'event timing vs wall clock':28} {wall:10.2f}ms {events:10.2f}ms "

@@ -17,10 +17,12 @@ def test_kernels_are_queued_not_run_inline():
 
 
 def test_kernel_threads_example():
-    """examples/launching.py: the host keeps one thread, the kernels get the cores."""
+    """examples/launching.py: the kernels get PyTorch's thread count; the knob takes them back."""
     lines = run_example("launching.py").splitlines()
-    assert lines[0] == f"kernel threads: {os.cpu_count()} = cores: {os.cpu_count()}"
-    assert lines[1] == "mean |x|: 0.8"
+    kernels, _, pytorch = lines[0].removeprefix("kernel threads: ").partition(
+        " = torch.get_num_threads(): ")
+    assert kernels == pytorch and int(kernels) >= 1
+    assert lines[1:] == ["mean |x|: 0.8", "kernel threads: 1"]
 
 
 def test_kernel_threads_default_to_pytorchs_thread_count():
@@ -29,7 +31,8 @@ def test_kernel_threads_default_to_pytorchs_thread_count():
     probe = "import torch; print(torch.openreg.get_kernel_threads(), torch.get_num_threads())"
     default = run_python(probe)
     assert default.returncode == 0, default.stderr
-    assert default.stdout.split() == [str(os.cpu_count())] * 2
+    kernels, pytorch = default.stdout.split()
+    assert kernels == pytorch and 1 <= int(kernels) <= os.cpu_count()
     one = run_python(probe, env={"OMP_NUM_THREADS": "1"})
     assert one.stdout.split() == ["1", "1"]
 

@@ -411,11 +411,11 @@ def test_benchmark_harness_runs():
     import sys
 
     amp = [sys.executable, str(ROOT / "benchmarks" / "amp.py")]
-    result = subprocess.run(amp + ["--quick", "--kernel-threads", "2"], capture_output=True,
+    result = subprocess.run(amp + ["--quick", "--kernel-threads", "1"], capture_output=True,
                             text=True, timeout=600, cwd=ROOT / "benchmarks")
     assert result.returncode == 0, result.stderr
     assert "UserWarning" not in result.stderr, result.stderr  # float32 rows: autocast off
-    assert "openreg: kernels on 2, host 1" in result.stdout.splitlines()[0]
+    assert "openreg kernels on 1" in result.stdout.splitlines()[0]
     for model in ("CNN", "transformer"):
         for case in ("bf16 / CPU bf16", "fp16+scaler / CPU fp16+scaler",
                      "fp16+scaler / CPU bf16", "fp16+scaler / CPU float32",

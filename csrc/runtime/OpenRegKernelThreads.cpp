@@ -48,7 +48,7 @@ int kernel_threads() { return threads_per_kernel.load(std::memory_order_relaxed)
 extern "C" int MKL_Set_Num_Threads_Local(int) __attribute__((weak));
 
 namespace {
-thread_local int applied = 0;       // the count this worker thread's loops use now (0: not set yet)
+thread_local int applied = 0;  // the count this worker thread's loops use now (0: not set yet)
 thread_local bool has_team = false;  // whether this worker has OpenMP threads of its own now
 
 // libgomp lets its idle threads spin, waiting for the next loop, only while

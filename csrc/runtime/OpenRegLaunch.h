@@ -63,11 +63,12 @@ T* kernel_pointer(T* device_ptr) {
 }
 
 // LITERALINCLUDE START: LAUNCH_KERNEL_THREADS
-// How many threads a large kernel's parallel loops use: 1 (the default) to the
-// machine's cores; other counts raise c10::ValueError. The device's workers are
-// host threads: their OpenMP threads and the host's share the machine's cores,
-// and OpenMP slows every parallel loop of the process once there are more of
-// its threads than cores (OpenRegKernelThreads.cpp).
+// How many threads a large kernel's parallel loops use: 1 to the machine's
+// cores, PyTorch's own count by default; other counts raise c10::ValueError.
+// The device's workers are host threads: their OpenMP threads and the host's
+// share the machine's cores, and OpenMP slows every parallel loop of the
+// process while there are more of its threads than cores, so an idle worker
+// gives its threads back (OpenRegKernelThreads.cpp).
 void set_kernel_threads(int threads);
 int kernel_threads();
 

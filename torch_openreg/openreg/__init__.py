@@ -286,12 +286,13 @@ def get_device_capability(device: _DeviceLike = None) -> tuple[int, int]:
 
 # LITERALINCLUDE START: DEVICE_KERNEL_THREADS
 def set_kernel_threads(threads: int) -> None:
-    """How many CPU threads each large openreg kernel's parallel loops use: 1 (the default) to
-    the number of cores; other values raise ``ValueError``. Kernels on fewer than 32,768
-    elements run on one thread whatever the count: waking another costs more than it saves.
+    """How many CPU threads each large openreg kernel's parallel loops use: 1 to the number of
+    cores (by default, ``torch.get_num_threads()`` when the backend loaded); other values raise
+    ``ValueError``. Kernels on fewer than 32,768 elements run on one thread whatever the count:
+    waking another costs more than it saves.
 
-    The device's kernels run on host threads, beside the host's own OpenMP threads: give the
-    device more threads only with fewer for the host (``torch.set_num_threads``), or both slow.
+    The device's kernels run on host threads and share the cores with the host's own CPU work;
+    the device gives its extra threads back when it has idled for a millisecond.
     """
     _C._set_kernel_threads(threads)
 

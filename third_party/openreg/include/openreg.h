@@ -139,12 +139,15 @@ OR_API orError_t orLaunchKernelWithArgs(orStream_t stream, orKernelFn kernel, co
 OR_API orError_t orLaunchHostFunc(orStream_t stream, orHostFn fn, void* user_data);
 OR_API orError_t orGetKernelPointer(void** kernel_ptr, const void* dev_ptr);
 OR_API orError_t orKernelFail(const char* message);
+/* LITERALINCLUDE END: DRIVER_API_STREAMS */
+
+/* LITERALINCLUDE START: DRIVER_API_WORKER_IDLE */
 /* A stream's worker that has had no work for `microseconds` (at most one
  * second) calls `fn` once, on its own thread, before it sleeps on: the place
  * for a runtime to give back what its kernels hold per worker thread, such as
  * a team of threads, while the device idles. NULL turns it off. */
 OR_API orError_t orSetWorkerIdleCallback(void (*fn)(void), unsigned microseconds);
-/* LITERALINCLUDE END: DRIVER_API_STREAMS */
+/* LITERALINCLUDE END: DRIVER_API_WORKER_IDLE */
 
 /* Graphs: work queued on a capturing stream is recorded instead of run, and a
  * graph replays it, in order, as one unit of work on any stream. */
