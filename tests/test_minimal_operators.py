@@ -240,3 +240,15 @@ def test_resize_to_the_same_sizes_keeps_the_strides():
     for where in ("cpu", "openreg"):
         x = torch.empty(4, 4, device=where)[:, ::2]
         assert x.resize_(4, 2).stride() == (4, 2)
+
+
+def test_is_set_to_asks_the_device_tensors_themselves():
+    """is_set_to compares storage, offset, sizes and strides of the tensors themselves: through
+    the fallback it would compare two fresh CPU copies and always say no."""
+    t1 = torch.empty(3, 4, device="openreg")
+    t2 = torch.tensor([], device="openreg").set_(t1)
+    assert t1.is_set_to(t2) and t2.is_set_to(t1)
+    assert not t1.is_set_to(torch.empty(3, 4, device="openreg"))  # another storage
+    assert not t1.is_set_to(t1.view(4, 3))  # same storage, other sizes
+    assert not t1.is_set_to(t1.t())  # other strides
+    assert torch.openreg.fallback_counts().get("aten::is_set_to", 0) == 0

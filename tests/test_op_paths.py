@@ -492,6 +492,31 @@ def test_elementwise_results_keep_the_cpus_layout(layout):
                 same(got, expected)
 
 
+def test_results_take_tensoriterators_layout_in_its_corner_cases():
+    """The layouts PyTorch's own test_torch.py checks: a (N, C, 1, 1) channels_last operand keeps
+    its size-1 strides, a chunk of a channels_last tensor gives a channels_last result, and a
+    resized out= of a hand-written (add) or borrowed (exp) operator is laid out as a new result."""
+    ambiguous = torch.rand(10, 3, 1, 1).contiguous(memory_format=torch.channels_last)
+    bias = torch.rand(3, 1, 1)
+    cl = torch.randn(2, 4, 3, 3).contiguous(memory_format=torch.channels_last)
+    permuted = torch.randn(4, 5, 6).permute(2, 0, 1)
+    cases = {
+        "size-1 strides": lambda t: t["ambiguous"] + t["bias"],
+        "size-1 strides, bias first": lambda t: t["bias"] + t["ambiguous"],
+        "chunks of channels_last": lambda t: torch.add(*t["cl"].chunk(2, dim=1)),
+        "add out= resized": lambda t: torch.add(t["permuted"], t["permuted"],
+                                                out=t["permuted"].new_empty(0)),
+        "exp out= resized": lambda t: torch.exp(t["permuted"], out=t["permuted"].new_empty(0)),
+    }
+    tensors = {"ambiguous": ambiguous, "bias": bias, "cl": cl, "permuted": permuted}
+    on_device = {name: t.to("openreg") for name, t in tensors.items()}
+    for name, case in cases.items():
+        for _ in range(2):  # the borrowed path's first call and its cached plan
+            got, expected = case(on_device), case(tensors)
+            assert got.stride() == expected.stride(), name
+            same(got, expected)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64,
                                    torch.int8, torch.bool, torch.complex64], ids=str)
 def test_gather_copies_elements_in_a_loop(dtype):

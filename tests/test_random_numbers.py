@@ -217,3 +217,19 @@ def test_uniform_bounds_are_validated_as_on_the_cpu(low, high):
             torch.empty(10, device=where).uniform_(low, high)
         messages.append(str(raised.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("fill", ["bernoulli_", "bernoulli_p", "bernoulli_tensor", "uniform_",
+                                  "normal_", "random_"])
+def test_random_fills_refuse_an_overlapping_target_at_the_call(fill):
+    """An expanded target has many elements on one memory location: refused by the call itself,
+    with the CPU's message, before anything is queued; the next call works."""
+    x = torch.rand(1, device="openreg").expand(6)
+    calls = {"bernoulli_": lambda: x.bernoulli_(), "bernoulli_p": lambda: x.bernoulli_(0.1),
+             "bernoulli_tensor": lambda: x.bernoulli_(torch.rand(6, device="openreg")),
+             "uniform_": lambda: x.uniform_(), "normal_": lambda: x.normal_(),
+             "random_": lambda: x.random_(0, 3)}
+    with pytest.raises(RuntimeError, match="unsupported operation: more than one element"):
+        calls[fill]()
+    torch.openreg.synchronize()  # nothing pending
+    assert torch.ones(2, device="openreg").sum().item() == 2

@@ -1,5 +1,6 @@
 // OpenRegMinimal.cpp: registers the minimal operator set and the global CPU fallback.
 // LITERALINCLUDE START: FALLBACK_OPENREG_MINIMAL_INCLUDES
+#include <ATen/ops/is_set_to_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_as_complex_native.h>
 #include <ATen/ops/view_as_real_native.h>
@@ -29,13 +30,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 // LITERALINCLUDE END: MINIMAL_REGISTER
 
+// LITERALINCLUDE START: MINIMAL_GENERIC_KERNELS
 // Views beyond the minimal set: they must alias device memory, so the fallback
 // refuses them, and their generic implementations serve every strided device.
+// So does is_set_to, a question about the tensors' own storage and layout,
+// which the fallback would ask of its CPU copies (always no).
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("is_set_to", TORCH_FN(at::native::is_set_to));
   m.impl("unfold", TORCH_FN(at::native::unfold));
   m.impl("view_as_real", TORCH_FN(at::native::view_as_real));
   m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));
 }
+// LITERALINCLUDE END: MINIMAL_GENERIC_KERNELS
 
 // LITERALINCLUDE START: FALLBACK_GLOBAL_REGISTER
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

@@ -191,7 +191,11 @@ at::Tensor& binary_out(BinaryOp kind, const char* op, const at::Tensor& self,
   Result r = plan(op, self, other, kind == BinaryOp::Div, kind <= BinaryOp::Sub ? &alpha : nullptr);
   TORCH_CHECK(out.device() == r.device, "Expected out tensor to be on ", r.device, " but got ",
               out.device());
-  at::native::resize_output(out, r.shape);
+  if (at::native::resize_output(out, r.shape)) {
+    // A resized out= takes the layout a new result would have, as on the CPU.
+    const at::Tensor& like = self.sizes() == at::IntArrayRef(r.shape) ? self : other;
+    if (auto strides = result_strides(like, r.shape)) out.as_strided_(r.shape, *strides);
+  }
   check_result(op, out, r.dtype, r.shape);
   return launch_binary(kind, alpha, out, self, other, kernel);
 }

@@ -246,8 +246,8 @@ std::vector<c10::IValue> device_results(const c10::FunctionSchema& schema,
       results.push_back(stack[first + written[r]]);
       if (schema.arguments()[written[r]].is_out() && produced[r].isTensor()) {
         const at::Tensor& out = results.back().toTensor();
-        adopt_layout(out, produced[r].toTensor());
         out.resize_(produced[r].toTensor().sizes());
+        adopt_layout(out, produced[r].toTensor());  // a resized one too: the CPU kernel's layout
         out.copy_(produced[r].toTensor());
       }
       continue;
@@ -324,25 +324,17 @@ std::shared_ptr<const Plan> corrected_plan(std::shared_ptr<const Plan> plan,
 // resizes a 2x3 out= of arange(6) to 6 elements, where the CPU kernel keeps
 // it, strides and all) and checks overlaps against the memory as it is (an
 // out= that is part of an input). Wanting other sizes, it raises "not resizable"
-// before writing anything: the host then sizes them as planned and asks
-// again, and failing that, the kernel sizes new results itself.
+// before writing anything: the kernel then sizes new results itself, as the
+// CPU resizes an out= argument, in the layout it chooses (exp(x, out=empty(0))
+// of a transposed x is transposed), and the host gives the out= arguments
+// those sizes and that layout (device_results).
 torch::jit::Stack check_and_run(const c10::OperatorHandle& op, const Plan* plan,
-                                const torch::jit::Stack& stack, size_t first, c10::Device device,
-                                bool& warned) {
-  auto not_resizable = [](const c10::Error& e) {
-    return std::string(e.what()).find("not resizable") != std::string::npos;
-  };
+                                const torch::jit::Stack& stack, size_t first, bool& warned) {
   if (plan != nullptr) {
     try {
       return run_and_wait(op, stack, first, true, warned);
     } catch (const c10::Error& e) {
-      if (!not_resizable(e)) throw;
-    }
-    bind_results(*plan, stack, first, device);  // resizes out= arguments as Meta says
-    try {
-      return run_and_wait(op, stack, first, true, warned);
-    } catch (const c10::Error& e) {
-      if (!not_resizable(e)) throw;
+      if (std::string(e.what()).find("not resizable") == std::string::npos) throw;
     }
   }
   return run_and_wait(op, stack, first, false, warned);
@@ -381,7 +373,7 @@ void borrowed_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::
     launch(op, *plan, *stack, first, results);
   } else {  // the shapes depend on the data, or a new plan is checked against the CPU kernel
     bool warned = false;
-    torch::jit::Stack produced = check_and_run(op, plan.get(), *stack, first, *device, warned);
+    torch::jit::Stack produced = check_and_run(op, plan.get(), *stack, first, warned);
     if (plan != nullptr && key.has_value() && !warned)
       remember(std::move(*key), corrected_plan(plan, produced));
     results = device_results(schema, produced, *stack, first, *device);

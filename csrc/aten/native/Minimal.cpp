@@ -3,6 +3,7 @@
 #include "Minimal.h"
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/native/ResizeCommon.h>
 #include <ATen/native/TensorFactories.h>
 #include <ATen/ops/_reshape_alias_native.h>
@@ -81,18 +82,31 @@ at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Devi
                                    std::nullopt);
 }
 
-// The result of an elementwise kernel whose input `like` has the result's
-// shape: laid out as `like` when it is dense in another order (channels_last,
-// a transpose), as PyTorch's CPU kernels lay out theirs; contiguous otherwise.
+// LITERALINCLUDE START: MINIMAL_RESULT_LAYOUT
+// The layout PyTorch's CPU kernels (TensorIterator) give the result of an
+// elementwise operator whose input `like` has the result's shape: `like`'s own
+// strides when it is dense (channels_last, a transpose, and the strides of its
+// size-1 dimensions too), the same order of dimensions made dense when it is a
+// slice (a chunk of a channels_last tensor gives a channels_last result), and
+// none (contiguous) when `like` is broadcast along a dimension.
+std::optional<std::vector<int64_t>> result_strides(const at::Tensor& like, c10::IntArrayRef size) {
+  if (like.sizes() != size) return std::nullopt;
+  if (like.is_non_overlapping_and_dense()) return like.strides().vec();
+  for (int64_t d = 0; d < like.dim(); ++d) {
+    if (like.stride(d) == 0 && like.size(d) > 1) return std::nullopt;
+  }
+  return at::infer_dense_strides(like.sizes(), like.strides());
+}
+
 at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size, c10::ScalarType dtype,
                               c10::Device device) {
-  if (like.sizes() != size || like.is_contiguous() || !like.is_non_overlapping_and_dense()) {
-    return empty_openreg(size, dtype, device);
-  }
+  auto strides = result_strides(like, size);
+  if (!strides) return empty_openreg(size, dtype, device);
   c10::DeviceGuard guard(device);
-  return at::detail::empty_strided_generic(size, like.strides(), c10::openreg::device_allocator(),
+  return at::detail::empty_strided_generic(size, *strides, c10::openreg::device_allocator(),
                                            kOpenRegKeys, dtype);
 }
+// LITERALINCLUDE END: MINIMAL_RESULT_LAYOUT
 
 // LITERALINCLUDE START: MINIMAL_EMPTY_STRIDED
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,

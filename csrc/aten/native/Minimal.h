@@ -5,12 +5,18 @@
 #include <c10/core/Scalar.h>
 #include <c10/core/Storage.h>
 
+#include <optional>
+#include <vector>
+
 namespace at::native::openreg {
 
 // What kernels use for their outputs: no second trip through the dispatcher
 // (CUDA's kernels call at::detail::empty_cuda the same way).
 at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Device device);
-// Laid out as `like` if it has that shape and is dense in another order.
+// The strides PyTorch's CPU kernels give an elementwise result of shape
+// `size` laid out after its input `like`; none for contiguous.
+std::optional<std::vector<int64_t>> result_strides(const at::Tensor& like, c10::IntArrayRef size);
+// A result laid out so (result_strides).
 at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size, c10::ScalarType dtype,
                               c10::Device device);
 

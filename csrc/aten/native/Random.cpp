@@ -1,6 +1,7 @@
 // Random.cpp: every random operator, drawing from the openreg generator.
 #include <ATen/Dispatch.h>
 #include <ATen/Dispatch_v2.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/DistributionsHelper.h>
@@ -134,6 +135,7 @@ Draw reserve(const at::Tensor& self, std::optional<at::Generator> gen) {
 template <class Fill>
 at::Tensor& launch_fill(at::Tensor& self, Fill fill) {
   if (self.numel() == 0) return self;
+  at::assert_no_internal_overlap(self);  // an expanded target: refused on the host, as on the CPU
   c10::DeviceGuard guard(self.device());
   launch_kernel([out = KernelTensor(self), fill] {
     at::Tensor target = out.cpu();
@@ -300,6 +302,7 @@ at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Genera
 at::Tensor& bernoulli_tensor(at::Tensor& self, const at::Tensor& p,
                              std::optional<at::Generator> gen) {
   common_device("bernoulli_", {self, p});
+  at::assert_no_internal_overlap(self);
   Draw draw = reserve(self, gen);
   if (self.numel() == 0) return self;
   c10::DeviceGuard guard(self.device());

@@ -261,18 +261,22 @@ def mode_of(op) -> str:
 # LITERALINCLUDE START: TESTING_CPU_THREADS
 @contextlib.contextmanager
 def cpu_threads_of_kernels():
-    """Runs the CPU reference on as many threads as openreg's kernels use.
+    """Runs the CPU reference, and openreg's kernels, on one thread.
 
     Where a parallel loop's pieces end decides how a reduction rounds, and where a vector loop
     hands over to its scalar tail (the sign of a NaN, for one): a reference on two threads and
-    a device kernel on one differ in the last bit, though both are PyTorch's CPU kernel.
+    a device kernel on one differ in the last bit, though both are PyTorch's CPU kernel. The
+    device runs every kernel on fewer than 32,768 elements on one thread, whatever its kernel
+    threads, and test samples are that small; larger kernels launched here run on one thread too.
     """
-    saved = torch.get_num_threads()
-    torch.set_num_threads(torch.openreg.get_kernel_threads())
+    saved, saved_kernels = torch.get_num_threads(), torch.openreg.get_kernel_threads()
+    torch.set_num_threads(1)
+    torch.openreg.set_kernel_threads(1)
     try:
         yield
     finally:
         torch.set_num_threads(saved)
+        torch.openreg.set_kernel_threads(saved_kernels)
 # LITERALINCLUDE END: TESTING_CPU_THREADS
 
 
