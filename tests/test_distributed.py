@@ -268,6 +268,19 @@ def test_pipeline_example():
         assert f"{schedule} matches the unpipelined model: True" in result.stdout, result.stdout
 
 
+def test_restart_resumes_from_the_last_checkpoint(tmp_path):
+    """torchrun --max-restarts 1: rank 1 dies at step 3 of the first attempt; torchrun starts
+    both ranks again, they load the checkpoint of step 2 and end equal to an uninterrupted run."""
+    result = run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", "2", "--max-restarts", "1",
+                  "examples/distributed_restart.py", str(tmp_path), "--crash-at", "3"],
+                 timeout=240)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "attempt 1 started at step 3" in result.stdout, result.stdout + result.stderr
+    assert "matches an uninterrupted run: True" in result.stdout, result.stdout
+    assert (tmp_path / "latest").read_text() == "5"
+
+
 def test_two_nodes_on_loopback():
     """Two torchrun launches, one process each, meet at a c10d rendezvous as two nodes."""
     port = free_port()
