@@ -103,6 +103,18 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_like_fn_stride_proparation_vs_tensoriterator_unary_op":
         "borrowed elementwise results get contiguous strides for size-1 dimensions where "
         "TensorIterator gives them the stride of the next dimension",
+    "test_torch.py::TestTorchDeviceType.test_strides_propagation":
+        "the same size-1 strides, for eq and exp of a permuted slice of shape (1, 1, 4, 6)",
+    # Statistics on the device's own random numbers, which differ from the CPU's.
+    "test_torch.py::TestTorchDeviceType.test_cauchy_kstest_bfloat16":
+        "bfloat16 values near 50 are 0.25 apart, so the Kolmogorov-Smirnov statistic of "
+        "cauchy_(50, 0.5) sits at the test's 0.1 bound: the CPU's own draws exceed it in 3 "
+        "of 20 seeds, and the test's seed gives the device a draw that does",
+    "test_nn.py::TestNNDeviceType.test_GroupNorm_general":
+        "normalizes groups of two random values with eps=0, so the mean of the output is "
+        "only as small as the two values are far apart; the device's draws (not the CPU's) "
+        "give a pair that misses the 1e-5 bound, and the CPU's kernel gives the device's "
+        "output bit for bit on the same input",
 }
 # LITERALINCLUDE END: PYTORCH_TESTS_TABLES
 
