@@ -12,6 +12,7 @@ A full run (not --quick) writes benchmarks/results/run.json (benchmarks/record.p
 """
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record import add_results_option, ratio_case, write  # noqa: E402
@@ -128,7 +130,23 @@ def cases() -> list[Case]:
     dma, dmb = ma.to("openreg"), mb.to("openreg")
     out.append(Case("matmul 512x512", lambda: ma @ mb, lambda: dma @ dmb, 100, 1.05))
 
-    # (c) host<->device copies against a CPU copy of the same bytes (64 MiB).
+    # (c) what the borrowed path's check on the host costs: hardtanh (a PyTorch CPU kernel
+    # run on the device) of 1,024 floats, with a plan cached after its first call, and with
+    # new bounds every call, so that every call is the first of its plan and runs the CPU
+    # kernel on the host before it returns (docs/borrowed-kernels.md).
+    h, dh = torch.randn(1024), torch.randn(1024, device="openreg")
+    out.append(Case("borrowed hardtanh 1K, cached plan", lambda: F.hardtanh(h, -0.5, 0.5),
+                    lambda: F.hardtanh(dh, -0.5, 0.5), 2000, None))
+    bounds = itertools.count()
+
+    def new_bounds(x):
+        bound = 0.5 + next(bounds) * 1e-9  # a scalar value the plan cache has not seen
+        return F.hardtanh(x, -bound, bound)
+
+    out.append(Case("borrowed hardtanh 1K, new plan", lambda: new_bounds(h),
+                    lambda: new_bounds(dh), 200, None))
+
+    # (d) host<->device copies against a CPU copy of the same bytes (64 MiB).
     src, dst = torch.randn(n), torch.empty(n)
     dev = torch.empty(n, device="openreg")
     out.append(Case("copy 64 MiB host->device", lambda: dst.copy_(src), lambda: dev.copy_(src),
