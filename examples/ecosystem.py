@@ -62,12 +62,12 @@ def train(model_class, config, batch, device, steps=3):
 
 torch.manual_seed(1)
 tokens = torch.randint(2, len(VOCAB), (4, 12))
-batch = {"input_ids": tokens, "labels": tokens}
+inputs = {"input_ids": tokens, "labels": tokens}
 trained = {}
 for name, model_class, config in (("GPT-2", GPT2LMHeadModel, GPT2),
                                   ("BERT", BertForMaskedLM, BERT)):
-    cpu_model, cpu_losses = train(model_class, config, batch, "cpu")
-    model, losses = train(model_class, config, batch, "openreg")
+    cpu_model, cpu_losses = train(model_class, config, inputs, "cpu")
+    model, losses = train(model_class, config, inputs, "openreg")
     print(f"{name} losses, CPU:    ", cpu_losses)
     print(f"{name} losses, openreg:", losses)
     print(f"{name} weights within 1e-4 of the CPU's:", max_difference(cpu_model, model) < 1e-4)

@@ -18,10 +18,10 @@ def make_model() -> torch.nn.Module:
 
 
 # LITERALINCLUDE START: EXAMPLE_ECOSYSTEM_SAFETENSORS
-model = make_model().to("openreg")
+source = make_model().to("openreg")
 with tempfile.TemporaryDirectory() as folder:
     path = os.path.join(folder, "model.safetensors")
-    save_file(model.state_dict(), path)  # copies each tensor to the CPU to write it
+    save_file(source.state_dict(), path)  # copies each tensor to the CPU to write it
     try:
         load_file(path, device="openreg")
     except SafetensorError as error:
@@ -31,7 +31,7 @@ with tempfile.TemporaryDirectory() as folder:
 print("loaded to the CPU, then moved:", sorted({str(t.device) for t in state.values()}))
 print("loaded by index:", sorted({str(t.device) for t in by_index.values()}))
 print("the weights round-trip:", all(torch.equal(state[n].cpu(), t.cpu())
-                                     for n, t in model.state_dict().items()))
+                                     for n, t in source.state_dict().items()))
 # LITERALINCLUDE END: EXAMPLE_ECOSYSTEM_SAFETENSORS
 
 

@@ -21,7 +21,8 @@ def close(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 torch.manual_seed(1)
 x = torch.randn(6, 8)
-cpu_model, model = make_model(), make_model().to("openreg")
+cpu_model = make_model()
+model = make_model().to("openreg")
 x_dev = x.to("openreg")
 
 # LITERALINCLUDE START: EXAMPLE_ECOSYSTEM_EXPORT
@@ -54,20 +55,19 @@ print("jacrev equals the CPU's:", close(jacobian(x_dev[0]), jacobian(x[0])))
 
 # LITERALINCLUDE START: EXAMPLE_ECOSYSTEM_CHECKPOINT
 block = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5)).to("openreg")
-grads = []
+input_grads = []
 for use_checkpoint in (True, False):
-    inputs = x_dev.clone().requires_grad_()
+    leaf = x_dev.clone().requires_grad_()
     torch.openreg.manual_seed(7)  # the same dropout mask in both runs
-    out = checkpoint(block, inputs, use_reentrant=False) if use_checkpoint else block(inputs)
+    out = checkpoint(block, leaf, use_reentrant=False) if use_checkpoint else block(leaf)
     out.sum().backward()  # a checkpoint replays the block, and its dropout, here
-    grads.append(inputs.grad)
+    input_grads.append(leaf.grad)
 print("checkpointed dropout replays the device's generator:",
-      torch.equal(grads[0].cpu(), grads[1].cpu()))
-inputs = x.clone().requires_grad_()
-checkpoint(cpu_model, inputs, use_reentrant=False).sum().backward()
-inputs_dev = x_dev.clone().requires_grad_()
-checkpoint(model, inputs_dev, use_reentrant=False).sum().backward()
-print("checkpointed gradients equal the CPU's:", close(inputs_dev.grad, inputs.grad))
+      torch.equal(input_grads[0].cpu(), input_grads[1].cpu()))
+cpu_leaf, leaf = x.clone().requires_grad_(), x_dev.clone().requires_grad_()
+checkpoint(cpu_model, cpu_leaf, use_reentrant=False).sum().backward()
+checkpoint(model, leaf, use_reentrant=False).sum().backward()
+print("checkpointed gradients equal the CPU's:", close(leaf.grad, cpu_leaf.grad))
 # LITERALINCLUDE END: EXAMPLE_ECOSYSTEM_CHECKPOINT
 
 

@@ -44,15 +44,15 @@ def reference_nms(dets: torch.Tensor, scores: torch.Tensor, iou_threshold: float
     return kept
 
 
+# LITERALINCLUDE START: EXAMPLE_ECOSYSTEM_NMS_CALL
 torch.manual_seed(0)
 corners = torch.rand(64, 2) * 20
-boxes = torch.cat([corners, corners + 2 + 6 * torch.rand(64, 2)], dim=1)
-scores = torch.rand(64)
-# LITERALINCLUDE START: EXAMPLE_ECOSYSTEM_NMS_CALL
-kept = torch.ops.torchvision.nms(boxes.to("openreg"), scores.to("openreg"), 0.3)
-# LITERALINCLUDE END: EXAMPLE_ECOSYSTEM_NMS_CALL
+boxes = torch.cat([corners, corners + 2 + 6 * torch.rand(64, 2)], dim=1)  # x1, y1, x2, y2
+confidences = torch.rand(64)
+kept = torch.ops.torchvision.nms(boxes.to("openreg"), confidences.to("openreg"), 0.3)
 print(f"nms kept {len(kept)} of {len(boxes)} boxes on {kept.device}, the CPU reference's:",
-      kept.tolist() == reference_nms(boxes, scores, 0.3))
+      kept.tolist() == reference_nms(boxes, confidences, 0.3))
+# LITERALINCLUDE END: EXAMPLE_ECOSYSTEM_NMS_CALL
 
 
 def compare(name, make, steps, optimizer_class, **optimizer_args):
