@@ -144,29 +144,6 @@ def test_module_to_moves_parameters_in_place():
     assert optimizer.param_groups[0]["params"][0] is model.weight
 
 
-def test_safetensors_loads_to_the_cpu_then_moves(tmp_path):
-    st = pytest.importorskip("safetensors.torch")
-    path = tmp_path / "w.safetensors"
-    st.save_file({"w": torch.arange(6.0, device="openreg")}, str(path))  # saving copies to CPU
-    with pytest.raises(Exception, match="device openreg is invalid"):
-        st.load_file(str(path), device="openreg")
-    with pytest.raises(Exception, match="device openreg is invalid"):
-        st.safe_open(str(path), framework="pt", device="openreg")
-    w = st.load_file(str(path))["w"].to("openreg")
-    assert w.device.type == "openreg" and torch.equal(w.cpu(), torch.arange(6.0))
-
-
-def test_accelerate_does_not_list_openreg():
-    accelerate = pytest.importorskip("accelerate")
-    accelerator = accelerate.Accelerator()
-    assert accelerator.device == torch.device("cpu")
-    model = torch.nn.Linear(2, 2).to("openreg")
-    assert next(accelerator.prepare(model).parameters()).device.type == "cpu"
-    keep = accelerate.Accelerator(device_placement=False)
-    model = torch.nn.Linear(2, 2).to("openreg")
-    assert next(keep.prepare(model).parameters()).device.type == "openreg"
-
-
 def test_text_export_writes_out_listings_and_outputs():
     """The site's plain-Markdown export (docs/_ext/text_export.py), run on this chapter."""
     sys.path.insert(0, str(ROOT / "docs" / "_ext"))
