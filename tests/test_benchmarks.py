@@ -51,6 +51,50 @@ def test_per_operator_benchmark_runs_every_operator(tmp_path):
         assert "aten::" not in row, row  # nothing fell back to the CPU
 
 
+def test_models_benchmark_runs_every_model(tmp_path):
+    """Each model's step runs on both sides, which compute the same losses, gradients and
+    generated tokens (a difference makes the run exit 1)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import models
+
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "models.py"), "--quick",
+                             "--results", str(tmp_path)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert list(tmp_path.iterdir()) == []  # a quick run records nothing
+    lines = result.stdout.splitlines()
+    rows = {line[:34].strip(): line[34:].split() for line in lines[2:-2]}
+    names = [name if training else f"{name}, {models.NEW_TOKENS} tokens (time)"
+             for name, (_, training) in models.JOBS.items()]
+    assert list(rows) == [*names, "GPT-2 generate, tokens/s"], result.stdout
+    for name, row in rows.items():  # CPU and openreg (ms a step, or tokens/s), ratio, spread
+        times = row[:2] if "tokens/s" in name else [t.removesuffix("ms") for t in row[:2]]
+        assert all(float(t) > 0 for t in times) and float(row[2]) > 0, (name, row)
+    assert lines[-2].startswith("geomean, training steps")
+    assert lines[-1].startswith("off target: ")
+
+
+def test_models_benchmark_finds_a_wrong_result():
+    """The check that stops a run: losses and gradient norms within a relative tolerance,
+    gradients that are zero but for rounding within a floor, tokens exactly."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import models
+
+    cpu = {"results": [2.0, 1.5], "grads": [4.0, 0.5, 1e-9]}
+    assert models.same_results("m", cpu, {"results": [2.0001, 1.5], "grads": [4.001, 0.5, 3e-9]}) \
+        is None
+    assert "step 2's loss" in models.same_results("m", cpu, {"results": [2.0, 1.51],
+                                                             "grads": cpu["grads"]})
+    assert "parameter 1's gradient" in models.same_results(
+        "m", cpu, {"results": cpu["results"], "grads": [4.0, 0.505, 1e-9]})
+    assert "2 parameters have a gradient" in models.same_results(
+        "m", cpu, {"results": cpu["results"], "grads": [4.0, 0.5]})
+    tokens = {"results": [[5, 6, 7], [5, 6, 7]], "grads": []}
+    assert models.same_results("g", tokens, tokens) is None
+    assert "step 1 generated [5, 6, 8]" in models.same_results(
+        "g", tokens, {"results": [[5, 6, 8], [5, 6, 7]], "grads": []})
+
+
 def test_per_operator_rounds_are_spread_over_passes():
     """Each operator is measured in every pass, the same tensors each time; the ratio is a
     median over all rounds of all passes."""
