@@ -1,7 +1,7 @@
 """Benchmark: an autocast training step on openreg against the CPU's autocast step.
 
     python benchmarks/amp.py                      # full run (a few minutes)
-    python benchmarks/amp.py --kernel-threads 2   # the device's kernels get both cores
+    python benchmarks/amp.py --kernel-threads 1   # the device's kernels on one thread
     python benchmarks/amp.py --quick              # one short round, to check the harness works
 
 openreg runs the step under torch.autocast("openreg") in bfloat16, and in float16 with

@@ -4,7 +4,7 @@
     python benchmarks/models.py --quick              # checks the harness and the results,
                                                      # not speed (a round of one step)
     python benchmarks/models.py -k LSTM              # the models whose name contains "LSTM"
-    python benchmarks/models.py --kernel-threads 2   # the device's kernels get both cores
+    python benchmarks/models.py --kernel-threads 1   # the device's kernels on one thread
 
 The models are built from the libraries users build them from, with random weights (nothing is
 downloaded): torchvision's ResNet-18 and MobileNetV3-Large, a GPT-2-shaped decoder and a BERT
@@ -31,7 +31,6 @@ A full run (not --quick, not -k) writes benchmarks/results/models.json (benchmar
 from __future__ import annotations
 
 import argparse
-import importlib.machinery
 import importlib.util
 import json
 import os
@@ -59,40 +58,24 @@ NEW_TOKENS = 32          # generate's new tokens, greedy, batch 1
 RTOL = 1e-3   # the two sides' losses and gradient norms: float32 kernels may sum in another order
 FLOOR = 1e-6  # ... and a gradient norm's absolute tolerance, as a fraction of the largest one
 
-_torchvision_schemas = None  # the library holding the declarations below, kept alive
 
 
 def import_torchvision():
     """torchvision, imported on a torch without the compiled extension its wheel was built for.
 
-    PyPI's x86-64 torchvision wheel is the CUDA build: its compiled `_C` links CUDA's libraries
-    and does not load beside the CPU-only torch this project pins. torchvision then still
-    imports, without its compiled operators, except that torchvision/_meta_registrations.py
-    registers fake (shape-only) kernels for `torchvision::nms` and `torchvision::qnms`, which
-    only `_C` defines, and the import fails with "operator torchvision::nms does not exist".
-    transformers imports torchvision whenever it is installed, so the same error stops it too.
-    The models here use none of the compiled operators (detection's box operators): where `_C`
-    cannot load, this declares those two schemas (as torchvision's C++ declares them), so the
-    fake kernels have an operator to attach to. Calling them would fail: they have no kernel."""
-    global _torchvision_schemas
-    spec = importlib.util.find_spec("torchvision")
-    if spec is None or not spec.submodule_search_locations:
+    PyPI's x86-64 torchvision wheel is the CUDA build: its compiled `_C` does not load beside the
+    CPU-only torch this project pins, and its import then fails on two fake kernels it registers
+    regardless (docs/ecosystem.md, "torchvision"). transformers imports torchvision whenever it
+    is installed, so the same error stops it too. The guide's workaround declares the two
+    operator schemas first; the models here use none of torchvision's compiled operators."""
+    if importlib.util.find_spec("torchvision") is None:
         raise ImportError("benchmarks/models.py needs torchvision and transformers: "
                           'pip install -e ".[test]"')
-    finder = importlib.machinery.FileFinder(
-        spec.submodule_search_locations[0],
-        (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES))
-    extension = finder.find_spec("_C")
-    try:
-        if extension is None or extension.origin is None:
-            raise OSError("torchvision has no compiled extension")
-        torch.ops.load_library(extension.origin)
-    except OSError:
-        if _torchvision_schemas is None:
-            _torchvision_schemas = torch.library.Library("torchvision", "FRAGMENT")
-            for name in ("nms", "qnms"):
-                _torchvision_schemas.define(
-                    f"{name}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "examples"))
+    from ecosystem_torchvision_schemas import declare_torchvision_schemas
+
+    declare_torchvision_schemas()
     import torchvision
 
     return torchvision

@@ -4,7 +4,7 @@
     python benchmarks/ops.py --quick         # a few iterations: checks the harness, not numbers
     python benchmarks/ops.py --size 1K -k sum   # one size, operators whose name contains "sum"
     python benchmarks/ops.py --cpu-vs-cpu    # both sides on the CPU: checks the harness itself
-    python benchmarks/ops.py --kernel-threads 2   # the device's kernels get both cores
+    python benchmarks/ops.py --kernel-threads 1   # the device's kernels on one thread
 
 The operators are what a CNN, a transformer block, an LSTM and an AMP step dispatch (docs/tools.md,
 dispatch tracing), plus indexing and reductions, at about 1,024 and 1,048,576 elements. Each side

@@ -259,6 +259,36 @@ class TestRecurrent:
         self._compare(lambda: torch.nn.GRU(4, 6, num_layers=2, bidirectional=True))
         self._compare(lambda: torch.nn.RNN(4, 6, num_layers=2, nonlinearity="relu"))
 
+    def test_lstm_runs_the_cpus_layer_kernel(self):
+        """nn.LSTM on float32 takes oneDNN's layer kernel on openreg, as on the CPU: the same
+        bits forward and backward, with dropout between layers, without biases, batch first;
+        with a projection (which oneDNN's kernel lacks) it composes cells, as the CPU does."""
+        configs = [dict(num_layers=2, bidirectional=True, batch_first=True),
+                   dict(num_layers=2, bias=False), dict(num_layers=3, dropout=0.5)]
+        for kw in configs:
+            torch.manual_seed(0)
+            cpu = torch.nn.LSTM(8, 16, **kw)
+            dev = torch.nn.LSTM(8, 16, **kw).to("openreg")
+            dev.load_state_dict(cpu.state_dict())
+            x = torch.randn(5, 3, 8)
+            with torch.profiler.profile() as prof:
+                out_d, (h_d, c_d) = dev(x.to("openreg"))
+                (out_d.sum() + h_d.sum() + c_d.sum()).backward()
+            names = {e.key for e in prof.key_averages()}
+            assert "aten::mkldnn_rnn_layer" in names and "aten::_thnn_fused_lstm_cell" not in names
+            if kw.get("dropout"):
+                continue  # the masks come from two generators: the shapes are what is checked
+            out_c, (h_c, c_c) = cpu(x)
+            (out_c.sum() + h_c.sum() + c_c.sum()).backward()
+            for got, expected in ((out_d, out_c), (h_d, h_c), (c_d, c_c)):
+                assert torch.equal(got.cpu(), expected), kw
+            for p_c, p_d in zip(cpu.parameters(), dev.parameters()):
+                assert torch.equal(p_d.grad.cpu(), p_c.grad), kw
+        projected = torch.nn.LSTM(8, 16, proj_size=4).to("openreg")
+        with torch.profiler.profile() as prof:
+            projected(torch.randn(5, 3, 8, device="openreg"))
+        assert "aten::mkldnn_rnn_layer" not in {e.key for e in prof.key_averages()}
+
     def test_packed_sequence_training(self):
         """Ten SGD steps on a packed batch: the same losses as on the CPU, decreasing."""
         from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence

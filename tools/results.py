@@ -27,7 +27,7 @@ PAGE = "docs/performance.md"  # where the README's links point, from the reposit
 START, END = "<!-- results: start -->", "<!-- results: end -->"
 
 # Sections in reading order: the overview, then each mechanism's benchmark; others after.
-ORDER = ["run", "ops", "amp", "compile", "distributed", "sharing", "profiling",
+ORDER = ["run", "models", "ops", "amp", "compile", "distributed", "sharing", "profiling",
          "autograd_thread", "pace", "phases"]
 
 # The README's table: (benchmark, case, label).
@@ -36,6 +36,8 @@ HEADLINES = [
     ("ops", "geomean, 1M", "The same operators at 1,048,576 elements (geometric mean)"),
     ("run", "add, 64 floats", "A small operator: dispatch and launch"),
     ("run", "matmul 512x512", "matmul 512 × 512"),
+    ("models", "geomean, training steps",
+     "Training steps of six models people run (geometric mean)"),
     ("amp", "CNN, float32 / CPU float32", "CNN training step, float32"),
     ("amp", "CNN, bf16 / CPU bf16", "CNN training step under autocast, bfloat16"),
     ("compile", "CNN training step: compiled openreg / CPU",
@@ -214,9 +216,11 @@ def readme_block(results: dict[str, dict], page_path: str = PAGE,
         case = _case(results, benchmark, name)
         if case is None:
             continue
+        # The kernels' threads, when the run gave them other than the machine's cores (the
+        # backend's default on a machine whose PyTorch uses every core).
         threads = results[benchmark]["settings"].get("kernel_threads")
-        if isinstance(threads, int) and threads > 1:
-            label += f" (kernels on {threads} threads)"
+        if isinstance(threads, int) and threads != results[benchmark]["machine"].get("cores"):
+            label += f" (kernels on {threads} thread{'s' if threads > 1 else ''})"
         link = f"benchmarks/results/{benchmark}.json"  # the page is built, the data is in git
         lines.append(_row([f"[{_escape(label)}]({link})", result_text(case), spread_text(case),
                            target_text(case.get("target"))]))

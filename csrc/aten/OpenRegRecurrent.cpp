@@ -16,6 +16,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_thnn_fused_gru_cell", TORCH_FN(thnn_fused_gru_cell));
   m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(thnn_fused_gru_cell_backward));
 }
+
+// nn.LSTM's whole sequence: registered at the device's autograd key, above
+// the composite that would otherwise decompose it, so that autograd records
+// the layer kernels it calls (Recurrent.cpp).
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { m.impl("lstm.input", TORCH_FN(lstm)); }
 // LITERALINCLUDE END: RECURRENT_REGISTER
 
 }  // namespace at::native::openreg

@@ -1,7 +1,13 @@
 // Recurrent.cpp: fused LSTM and GRU cells (forward and backward), one kernel launch each.
 #include "Recurrent.h"
 
+#include <ATen/Context.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/dropout.h>
+#include <ATen/ops/lstm_native.h>
+#include <ATen/ops/mkldnn_rnn_layer.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/sum.h>
@@ -9,6 +15,9 @@
 #include <ATen/ops/zeros_like.h>
 #include <ATen/TensorOperators.h>
 #include <c10/core/DeviceGuard.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "../../runtime/OpenRegLaunch.h"
 #include "SameDevice.h"
@@ -169,5 +178,61 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> thnn_fuse
   });
   return {grad_input_gates, grad_hidden_gates, grad_hx, grad_input_bias, grad_hidden_bias};
 }
+
+// LITERALINCLUDE START: RECURRENT_LSTM_SEQUENCE
+// nn.LSTM calls aten::lstm, a composite: on a CPU tensor it runs each layer
+// and direction as one oneDNN kernel over the whole sequence
+// (mkldnn_rnn_layer, which autograd differentiates with its own backward
+// kernel); on any other device it composes the sequence from a cell per time
+// step, three small matrix products and a fused cell each, a few hundred
+// launches a layer. The device borrows oneDNN's layer kernel like any CPU
+// kernel, so this kernel, registered for autograd on the device, takes the
+// CPU's path wherever the CPU takes it (float32, no projection, oneDNN
+// enabled), and PyTorch's composition everywhere else.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm(const at::Tensor& input, at::TensorList hx,
+                                                    at::TensorList params, bool has_biases,
+                                                    int64_t num_layers, double dropout, bool train,
+                                                    bool bidirectional, bool batch_first) {
+  const int64_t directions = bidirectional ? 2 : 1;
+  const int64_t per_layer = has_biases ? 4 : 2;  // w_ih, w_hh[, b_ih, b_hh]
+  const bool layer_kernel =
+      at::globalContext().userEnabledMkldnn() && input.scalar_type() == at::kFloat &&
+      input.dim() == 3 && input.numel() > 0 && hx.size() == 2 &&
+      static_cast<int64_t>(params.size()) == num_layers * directions * per_layer &&
+      params[0].size(0) == 4 * hx[0].size(2) &&  // no projection (proj_size)
+      std::all_of(params.begin(), params.end(),
+                  [](const at::Tensor& p) { return p.scalar_type() == at::kFloat; });
+  if (!layer_kernel) {
+    return at::native::lstm(input, hx, params, has_biases, num_layers, dropout, train,
+                            bidirectional, batch_first);
+  }
+  const int64_t hidden = hx[0].size(2);
+  constexpr int64_t kLstmMode = 2;  // oneDNN's cell kinds, as PyTorch numbers them
+  at::Tensor layer_input = (batch_first ? input.transpose(0, 1) : input).contiguous();
+  std::vector<at::Tensor> hy, cy;
+  for (int64_t layer = 0; layer < num_layers; ++layer) {
+    std::vector<at::Tensor> outputs;
+    for (int64_t direction = 0; direction < directions; ++direction) {
+      const int64_t index = layer * directions + direction;
+      const at::Tensor* w = params.data() + index * per_layer;
+      at::Tensor b_ih = has_biases ? w[2] : at::zeros({w[0].size(0)}, w[0].options());
+      at::Tensor b_hh = has_biases ? w[3] : at::zeros({w[0].size(0)}, w[0].options());
+      auto [out, h, c, workspace] =
+          at::mkldnn_rnn_layer(layer_input, w[0], w[1], b_ih, b_hh, hx[0][index], hx[1][index],
+                               /*reverse=*/direction == 1, /*batch_sizes=*/{}, kLstmMode, hidden,
+                               num_layers, has_biases, bidirectional, batch_first, train);
+      outputs.push_back(out);
+      hy.push_back(h);
+      cy.push_back(c);
+    }
+    layer_input = directions == 1 ? outputs[0] : at::cat(outputs, -1);
+    if (dropout > 0 && train && layer + 1 < num_layers) {
+      layer_input = at::dropout(layer_input, dropout, /*train=*/true);
+    }
+  }
+  at::Tensor output = batch_first ? layer_input.transpose(0, 1) : layer_input;
+  return {output, at::stack(hy, 0), at::stack(cy, 0)};
+}
+// LITERALINCLUDE END: RECURRENT_LSTM_SEQUENCE
 
 }  // namespace at::native::openreg

@@ -20,4 +20,12 @@ std::tuple<at::Tensor, at::Tensor> thnn_fused_gru_cell(
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> thnn_fused_gru_cell_backward(
     const at::Tensor& grad_hy, const at::Tensor& workspace, bool has_bias);
 
+// nn.LSTM's whole sequence (aten::lstm.input), registered for autograd on the
+// device: oneDNN's layer kernel where it applies, PyTorch's own composition
+// of cells elsewhere.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm(const at::Tensor& input, at::TensorList hx,
+                                                    at::TensorList params, bool has_biases,
+                                                    int64_t num_layers, double dropout, bool train,
+                                                    bool bidirectional, bool batch_first);
+
 }  // namespace at::native::openreg
