@@ -81,8 +81,17 @@ def start_openreg() -> None:
     torch.zeros(1, device="openreg")
 
 
+def kernel_threads_count(text: str) -> int:
+    """--kernel-threads' value: 1 to the machine's cores, as torch.openreg accepts."""
+    threads = int(text)
+    if not 1 <= threads <= (os.cpu_count() or 1):
+        raise argparse.ArgumentTypeError(
+            f"--kernel-threads must be between 1 and the machine's cores ({os.cpu_count()})")
+    return threads
+
+
 def add_kernel_threads_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kernel-threads", type=int, default=None,
+    parser.add_argument("--kernel-threads", type=kernel_threads_count, default=None,
                         help="threads of openreg's kernels (default: the backend's, "
                              "PyTorch's thread count)")
 
