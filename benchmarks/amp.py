@@ -32,7 +32,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record import add_results_option, ratio_case, write  # noqa: E402
-from run import add_kernel_threads_option, start_openreg, use_kernel_threads  # noqa: E402  (the shared harness)
+from run import add_side_options, start_openreg, use_kernel_threads  # noqa: E402  (the shared harness)
 
 
 def cnn() -> nn.Module:
@@ -134,9 +134,8 @@ class Side:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few iterations: checks, not numbers")
-    add_kernel_threads_option(parser)
+    add_side_options(parser)
     add_results_option(parser)
-    parser.add_argument("--serve", choices=("cpu", "openreg"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         serve(args.serve, args.kernel_threads)

@@ -35,7 +35,6 @@ import importlib.util
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -46,9 +45,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ops  # noqa: E402  (its Side's settle: the wait for a side's threads to go idle)
+import ops  # noqa: E402  (its Side: a side's process, and the wait for its threads to go idle)
 from record import add_results_option, geomean_case, ratio_case, value_case, write  # noqa: E402
-from run import add_kernel_threads_option, start_openreg, use_kernel_threads  # noqa: E402
+from run import add_side_options, start_openreg, use_kernel_threads  # noqa: E402
 
 STEP_TARGET = 1.15       # the highest ratio of one model's training step
 GEOMEAN_TARGET = 1.05    # the highest geometric mean of the training steps' ratios
@@ -265,25 +264,10 @@ def serve(device: str, kernel_threads: int | None) -> None:
 
 class Side(ops.Side):
     """One side of the comparison, in a process of its own (`models.py --serve DEVICE`); after
-    each answer it waits for the side's threads to go idle (ops.Side.settle)."""
+    each answer it waits for the side's threads to go idle (ops.Side)."""
 
     def __init__(self, device: str, kernel_threads: int | None) -> None:
-        self.device = device
-        threads = ["--kernel-threads", str(kernel_threads)] if kernel_threads else []
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--serve", device, *threads],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-
-    def question(self, line: str) -> str:
-        assert self.process.stdin and self.process.stdout
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-        answer = self.process.stdout.readline()
-        if not answer:
-            raise RuntimeError(f"the {self.device} side of the benchmark exited "
-                               f"(code {self.process.wait()}) at: {line}")
-        self.settle()
-        return answer.rstrip("\n")
+        super().__init__(device, kernel_threads, script=os.path.abspath(__file__))
 
     def check(self, job: str) -> dict:
         return json.loads(self.question(f"check {job}"))
@@ -330,9 +314,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="one step a round, one round: checks, not numbers")
     parser.add_argument("--rounds", type=int, default=9, help="rounds per model (default 9)")
     parser.add_argument("-k", dest="contains", default="", help="only models containing this")
-    add_kernel_threads_option(parser)
+    add_side_options(parser)
     add_results_option(parser)
-    parser.add_argument("--serve", choices=("cpu", "openreg"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         serve(args.serve, args.kernel_threads)

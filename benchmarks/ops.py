@@ -35,7 +35,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from record import add_results_option, geomean_case, ratio_case, write  # noqa: E402
 from run import (  # noqa: E402
-    add_kernel_threads_option, running_threads, seconds_per_call, start_openreg,
+    add_side_options, running_threads, seconds_per_call, start_openreg,
     use_kernel_threads)
 
 SIZES = {"1K": 1 << 10, "1M": 1 << 20}
@@ -311,25 +311,31 @@ class Side:
     threads they would make more threads than cores, and libgomp then makes every idle thread
     sleep at once and every parallel loop wake its threads first, on both sides."""
 
-    def __init__(self, device: str, kernel_threads: int) -> None:
+    def __init__(self, device: str, kernel_threads: int | None,
+                 script: str = os.path.abspath(__file__)) -> None:
+        """`script --serve DEVICE` is the side's process (this file's, or another benchmark's
+        that answers its own questions)."""
         self.device = device
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--serve", device,
-             "--kernel-threads", str(kernel_threads)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        threads = ["--kernel-threads", str(kernel_threads)] if kernel_threads else []
+        self.process = subprocess.Popen([sys.executable, script, "--serve", device, *threads],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
-    def ask(self, name: str, size: str, iterations: int) -> list[str]:
-        """Seconds per call over `iterations` calls and the operators that fell back (or, for
-        0 iterations, how many calls take about 10 ms)."""
+    def question(self, line: str) -> str:
+        """The side's one-line answer to `line`, once its threads have gone idle."""
         assert self.process.stdin and self.process.stdout
-        self.process.stdin.write(f"{name}\t{size}\t{iterations}\n")
+        self.process.stdin.write(line + "\n")
         self.process.stdin.flush()
         answer = self.process.stdout.readline()
         if not answer:
             raise RuntimeError(f"the {self.device} side of the benchmark exited "
-                               f"(code {self.process.wait()}) at {name} {size}")
+                               f"(code {self.process.wait()}) at: {line}")
         self.settle()
-        return answer.rstrip("\n").split("\t")
+        return answer.rstrip("\n")
+
+    def ask(self, name: str, size: str, iterations: int) -> list[str]:
+        """Seconds per call over `iterations` calls and the operators that fell back (or, for
+        0 iterations, how many calls take about 10 ms)."""
+        return self.question(f"{name}\t{size}\t{iterations}").split("\t")
 
     def settle(self) -> None:
         """Returns once none of the side's threads runs, or after SETTLE_LIMIT. After a
@@ -404,9 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="pairs of side processes, taking the passes in turn (default 3)")
     parser.add_argument("--cpu-vs-cpu", action="store_true",
                         help="both sides on the CPU: every ratio should be near 1.00")
-    add_kernel_threads_option(parser)
+    add_side_options(parser)
     add_results_option(parser)
-    parser.add_argument("--serve", choices=["cpu", "openreg"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         serve(args.serve, args.kernel_threads)

@@ -96,6 +96,13 @@ def add_kernel_threads_option(parser: argparse.ArgumentParser) -> None:
                              "PyTorch's thread count)")
 
 
+def add_side_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a benchmark whose two sides run in processes of their own: the kernel
+    threads, and the hidden --serve DEVICE that starts a side's process."""
+    add_kernel_threads_option(parser)
+    parser.add_argument("--serve", choices=("cpu", "openreg"), help=argparse.SUPPRESS)
+
+
 def running_threads(pid: int) -> int | None:
     """How many of process `pid`'s threads are running or waiting for a core, from Linux's
     /proc; None where /proc cannot tell."""
