@@ -74,6 +74,22 @@ def test_models_benchmark_runs_every_model(tmp_path):
     assert lines[-1].startswith("off target: ")
 
 
+def test_distributed_benchmark_runs_both_paths_at_two_and_four_ranks(tmp_path):
+    """In place and staged, at 2 and 4 ranks, each with the cost model's prediction and the
+    openreg result checked equal to Gloo's on CPU tensors (a difference fails the run)."""
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "distributed.py"),
+                             "--quick", "--results", str(tmp_path)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert list(tmp_path.iterdir()) == []  # a quick run records nothing
+    for world in (2, 4):
+        for path in ("", "staged "):
+            name = f"{path}all_reduce 64 MiB, {world} ranks"
+            row = next(line for line in result.stdout.splitlines() if line.startswith(name + " "))
+            assert row.endswith("ms"), row  # the model's prediction ends the row
+    assert "DDP CNN step" in result.stdout
+
+
 def test_models_benchmark_finds_a_wrong_result():
     """The check that stops a run: losses and gradient norms within a relative tolerance,
     gradients that are zero but for rounding within a floor, tokens exactly."""

@@ -88,6 +88,16 @@ def worker_collectives() -> None:
     out = full(-1, 2)
     dist.reduce_scatter_tensor(out, torch.arange(4.0, device=dev) * r1)
     check("reduce_scatter_tensor", out, torch.tensor([0.0, 3.0] if rank == 0 else [6.0, 9.0]))
+    # A pre-multiplied sum scales the inputs: the collective reads the caller's
+    # tensor and must leave it as it was, while all_reduce scales its own.
+    inp = torch.arange(4.0, device=dev) * r1
+    dist.reduce_scatter_tensor(out, inp, op=dist._make_nccl_premul_sum(0.5))
+    check("reduce_scatter_tensor premul_sum", out,
+          torch.tensor([0.0, 1.5] if rank == 0 else [3.0, 4.5]))
+    check("reduce_scatter_tensor premul_sum input", inp, torch.arange(4.0) * r1)
+    t = full(r1)
+    dist.all_reduce(t, op=dist._make_nccl_premul_sum(2.0))
+    check("all_reduce premul_sum", t, 6.0)
     outs = [full(-1, 2) for _ in range(world)]
     dist.all_to_all(outs, [full(10 * r1 + 0, 2), full(10 * r1 + 1, 2)])
     check("all_to_all", outs, torch.tensor([[10.0 + rank] * 2, [20.0 + rank] * 2]))
@@ -197,9 +207,13 @@ def worker_fault(rank: int, port: int, mode: str) -> None:
 
 
 # ---------------------------------------------------------------- tests
-def test_collectives_under_torchrun():
+@pytest.mark.parametrize("staged", [False, True], ids=["in-place", "staged"])
+def test_collectives_under_torchrun(staged):
+    """Collectives use device memory in place; OPENREG_STAGE_COLLECTIVES=1 stages them through
+    pinned copies instead: both give every collective's definition."""
+    env = dict(os.environ, OPENREG_STAGE_COLLECTIVES="1") if staged else None
     result = run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                  "--nproc-per-node", "2", __file__, "collectives"], timeout=240)
+                  "--nproc-per-node", "2", __file__, "collectives"], timeout=240, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     for rank in (0, 1):
         assert f"rank {rank}: collectives ok" in result.stdout

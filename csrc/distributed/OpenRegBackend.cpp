@@ -4,12 +4,14 @@
 #include <algorithm>
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/StreamGuard.h>
 #include <c10/util/irange.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/exception.h>
 
+#include <runtime/OpenRegFunctions.h>
 #include <runtime/OpenRegLaunch.h>
 
 namespace c10::openreg {
@@ -53,16 +55,22 @@ void check_same_tensor(c10d::Backend& transport, const char* op, const at::Tenso
 }
 // LITERALINCLUDE END: DISTRIBUTED_CHECK_PEERS
 
-// ReduceOp::PREMUL_SUM: the host scales its copy, then the transport sums.
-c10d::ReduceOp host_reduce_op(const c10d::ReduceOp& op, std::vector<at::Tensor>& host) {
+// ReduceOp::PREMUL_SUM: the inputs are scaled, then the transport sums. A
+// collective whose inputs are its outputs (all_reduce, reduce) scales them in
+// place; reduce_scatter scales copies (`keep_inputs`): its inputs may be the
+// caller's device memory, which a collective only reads.
+c10d::ReduceOp host_reduce_op(const c10d::ReduceOp& op, std::vector<at::Tensor>& host,
+                              bool keep_inputs = false) {
   if (op != c10d::ReduceOp::PREMUL_SUM) return op;
   auto* factor = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
   TORCH_CHECK(factor != nullptr, "PREMUL_SUM without a factor");
   for (auto& t : host) {
-    if (factor->tensor_factor.defined()) {
-      t.mul_(factor->tensor_factor.to(c10::kCPU));
+    at::Tensor scale = factor->tensor_factor.defined() ? factor->tensor_factor.to(c10::kCPU)
+                                                       : at::scalar_tensor(factor->double_factor);
+    if (keep_inputs) {
+      t = t.mul(scale);
     } else {
-      t.mul_(factor->double_factor);
+      t.mul_(scale);
     }
   }
   return c10d::ReduceOp(c10d::ReduceOp::SUM);
@@ -71,7 +79,9 @@ c10d::ReduceOp host_reduce_op(const c10d::ReduceOp& op, std::vector<at::Tensor>&
 }  // namespace
 
 OpenRegBackend::OpenRegBackend(c10::intrusive_ptr<c10d::Backend> transport, int rank, int size)
-    : c10d::Backend(rank, size), transport_(std::move(transport)) {
+    : c10d::Backend(rank, size),
+      transport_(std::move(transport)),
+      stage_collectives_(env_flag("OPENREG_STAGE_COLLECTIVES")) {
   TORCH_CHECK(transport_, "OpenRegBackend needs a transport backend");
   TORCH_CHECK(transport_->getRank() == rank && transport_->getSize() == size,
               "the transport is rank ", transport_->getRank(), " of ", transport_->getSize(),
@@ -126,14 +136,18 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::run(c10d::OpType op,
   ready.block(comm.unwrap());
 
   c10::StreamGuard guard(comm.unwrap());
+  // A collective runs inside the comm stream's function and uses the device
+  // tensors in place. A send or receive is handed to the transport from this
+  // thread, outside any kernel, so it goes through pinned copies.
+  bool in_place = !post_now && !stage_collectives_;
   auto staged = std::make_shared<StagedTensors>();
   for (const auto& t : inputs) {
     if (on_device(t)) t.record_stream(comm.unwrap());  // not reused before the comm stream is done
-    staged->stage_in(t);
+    in_place ? staged->use_in_place(t) : staged->stage_in(t);
   }
   for (const auto& t : outputs) {
     if (on_device(t)) t.record_stream(comm.unwrap());
-    staged->stage_out(t);
+    in_place ? staged->use_in_place(t) : staged->stage_out(t);
   }
   auto work = c10::make_intrusive<OpenRegWork>(rank_, op, outputs, staged, host_blocking);
   Pending pending{std::move(call), staged, work, {}, post_now, post_now && !inputs.empty()};
@@ -188,6 +202,7 @@ void OpenRegBackend::launch(c10::DeviceIndex device, std::vector<Pending> batch)
   // done and holds the stream until the transport finished. This body is the
   // part a vendor replaces by a launch of its own collective kernels.
   launch_kernel([transport = transport_.get(), flight] {
+    for (const auto& p : flight->batch) p.staged->enter_kernel();
     try {
       Works works;
       for (const auto& p : flight->batch) {  // start them all, then wait: batched p2p
@@ -199,6 +214,7 @@ void OpenRegBackend::launch(c10::DeviceIndex device, std::vector<Pending> batch)
     } catch (...) {
       for (const auto& p : flight->batch) p.work->status()->set_error(std::current_exception());
     }
+    for (const auto& p : flight->batch) p.staged->leave_kernel();
     flight->done = true;
   });
   for (const auto& p : flight->batch) p.staged->copy_back();
@@ -400,7 +416,9 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::reduce_scatter(
                for (const auto& t : host_out) check_same_tensor(transport, "reduce_scatter", t);
                auto host_in = host_lists(staged, inputs);
                c10d::ReduceScatterOptions host_opts = opts;
-               for (auto& list : host_in) host_opts.reduceOp = host_reduce_op(opts.reduceOp, list);
+               for (auto& list : host_in) {
+                 host_opts.reduceOp = host_reduce_op(opts.reduceOp, list, /*keep_inputs=*/true);
+               }
                return Works{transport.reduce_scatter(host_out, host_in, host_opts)};
              });
 }
@@ -413,7 +431,7 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::_reduce_scatter_base(
                std::vector<at::Tensor> in{staged.host(input)};
                check_same_tensor(transport, "reduce_scatter_tensor", out);
                c10d::ReduceScatterOptions host_opts = opts;
-               host_opts.reduceOp = host_reduce_op(opts.reduceOp, in);
+               host_opts.reduceOp = host_reduce_op(opts.reduceOp, in, /*keep_inputs=*/true);
                return Works{transport._reduce_scatter_base(out, in[0], host_opts)};
              });
 }
@@ -428,7 +446,7 @@ c10::intrusive_ptr<c10d::Work> OpenRegBackend::reduce_scatter_tensor_coalesced(
                  at::Tensor out = staged.host(outputs[i]);
                  std::vector<at::Tensor> in{staged.host(inputs[i])};
                  c10d::ReduceScatterOptions host_opts = opts;
-                 host_opts.reduceOp = host_reduce_op(opts.reduceOp, in);
+                 host_opts.reduceOp = host_reduce_op(opts.reduceOp, in, /*keep_inputs=*/true);
                  works.push_back(transport._reduce_scatter_base(out, in[0], host_opts));
                }
                return works;

@@ -88,7 +88,7 @@ class OpenRegBackend : public c10d::Backend {
 
  private:
   using Works = std::vector<c10::intrusive_ptr<c10d::Work>>;
-  // What runs on the host: the transport's calls on the staged host tensors.
+  // What runs on the comm stream: the transport's calls on the host tensors.
   using HostCall = std::function<Works(c10d::Backend& transport, const StagedTensors& staged)>;
   struct Pending {
     HostCall call;
@@ -112,6 +112,9 @@ class OpenRegBackend : public c10d::Backend {
   OpenRegStream comm_stream(c10::DeviceIndex device);
 
   c10::intrusive_ptr<c10d::Backend> transport_;
+  // OPENREG_STAGE_COLLECTIVES=1: collectives go through pinned copies too, as
+  // on a device whose memory the transport cannot reach (benchmarks compare).
+  bool stage_collectives_;
   std::mutex mu_;
   std::unordered_map<c10::DeviceIndex, OpenRegStream> comm_streams_;
   bool coalescing_ = false;

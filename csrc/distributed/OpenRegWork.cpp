@@ -4,6 +4,7 @@
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/StreamGuard.h>
 #include <torch/csrc/distributed/c10d/exception.h>
@@ -15,21 +16,58 @@
 
 namespace c10::openreg {
 
+namespace {
+void check_contiguous(const at::Tensor& device) {
+  TORCH_CHECK(device.is_contiguous(),
+              "openreg collectives need contiguous tensors, got one of sizes ", device.sizes(),
+              " and strides ", device.strides());
+}
+
+bool same(const at::Tensor& a, const at::Tensor& b) {
+  return a.unsafeGetTensorImpl() == b.unsafeGetTensorImpl();
+}
+}  // namespace
+
 // LITERALINCLUDE START: DISTRIBUTED_SLOT
 // The pinned host buffer of a device tensor, made when the collective first
 // names the tensor: a tensor that is input and output (all_reduce) has one.
 at::Tensor& StagedTensors::slot(const at::Tensor& device) {
   for (auto& [dev, host] : pairs_) {
-    if (dev.unsafeGetTensorImpl() == device.unsafeGetTensorImpl()) return host;
+    if (same(dev, device)) return host;
   }
-  TORCH_CHECK(device.is_contiguous(),
-              "openreg collectives need contiguous tensors, got one of sizes ", device.sizes(),
-              " and strides ", device.strides());
+  check_contiguous(device);
   auto options = device.options().device(c10::kCPU).pinned_memory(true);
   pairs_.emplace_back(device, at::empty(device.sizes(), options));
   return pairs_.back().second;
 }
 // LITERALINCLUDE END: DISTRIBUTED_SLOT
+
+// LITERALINCLUDE START: DISTRIBUTED_IN_PLACE
+void StagedTensors::use_in_place(const at::Tensor& device) {
+  if (device.is_cpu()) return;
+  check_contiguous(device);
+  for (const auto& t : in_place_) {
+    if (same(t, device)) return;  // input and output of the same collective
+  }
+  in_place_.push_back(device);
+}
+
+// The comm stream's function is a kernel: device memory is reachable through
+// the kernel view, so the transport reads and writes the caller's tensors
+// where they lie, as NCCL's kernels do on a GPU. The views are plain CPU
+// tensors that own nothing, and they are dropped before the function ends.
+void StagedTensors::enter_kernel() {
+  for (const auto& t : in_place_) {
+    auto options = t.options().device(c10::kCPU);
+    at::Tensor view = t.numel() == 0
+                          ? at::empty(t.sizes(), options)
+                          : at::from_blob(kernel_pointer(t.data_ptr()), t.sizes(), options);
+    views_.emplace_back(t, std::move(view));
+  }
+}
+
+void StagedTensors::leave_kernel() { views_.clear(); }
+// LITERALINCLUDE END: DISTRIBUTED_IN_PLACE
 
 void StagedTensors::stage_in(const at::Tensor& device) {
   if (device.is_cpu()) return;
@@ -45,10 +83,12 @@ void StagedTensors::stage_out(const at::Tensor& device) {
 
 at::Tensor StagedTensors::host(const at::Tensor& device) const {
   if (device.is_cpu()) return device;
-  for (const auto& [dev, host] : pairs_) {
-    if (dev.unsafeGetTensorImpl() == device.unsafeGetTensorImpl()) return host;
+  for (const auto& list : {&views_, &pairs_}) {
+    for (const auto& [dev, host] : *list) {
+      if (same(dev, device)) return host;
+    }
   }
-  TORCH_INTERNAL_ASSERT(false, "tensor was not staged");
+  TORCH_INTERNAL_ASSERT(false, "a device tensor was neither staged nor in a running collective");
 }
 
 std::vector<at::Tensor> StagedTensors::host(const std::vector<at::Tensor>& device) const {

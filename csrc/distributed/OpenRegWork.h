@@ -14,24 +14,36 @@
 
 namespace c10::openreg {
 
-// Pinned host copies of the device tensors of one collective, keyed by the
-// device tensor they stand for. CPU tensors stand for themselves.
+// The host tensors the transport sees in place of the device tensors of one
+// collective, keyed by the device tensor they stand for. CPU tensors stand for
+// themselves. A device tensor is either staged (a pinned host copy, copied in
+// before and out after the transport runs) or used in place (the transport
+// works on the device memory itself, through the kernel view, while the comm
+// stream's function runs).
 class StagedTensors {
  public:
   // A pinned buffer holding `device` once the comm stream reaches this point.
   void stage_in(const at::Tensor& device);
-  // A pinned buffer the collective writes into; copied back by finish().
+  // A pinned buffer the collective writes into; copied back by copy_back().
   void stage_out(const at::Tensor& device);
+  // No copy: inside the comm stream's function, host() is the device memory.
+  void use_in_place(const at::Tensor& device);
+  // On the comm stream's worker, around the transport's calls: the CPU tensors
+  // on the kernel view of the in-place tensors exist only in between.
+  void enter_kernel();
+  void leave_kernel();
   // The host tensor the collective library sees in place of `device`.
   at::Tensor host(const at::Tensor& device) const;
   std::vector<at::Tensor> host(const std::vector<at::Tensor>& device) const;
-  // Queues the copies of every output back to its device tensor.
+  // Queues the copies of every staged output back to its device tensor.
   void copy_back() const;
 
  private:
   at::Tensor& slot(const at::Tensor& device);
-  std::vector<std::pair<at::Tensor, at::Tensor>> pairs_;  // (device, host)
+  std::vector<std::pair<at::Tensor, at::Tensor>> pairs_;  // (device, pinned host copy)
   std::vector<at::Tensor> outputs_;
+  std::vector<at::Tensor> in_place_;
+  std::vector<std::pair<at::Tensor, at::Tensor>> views_;  // (device, kernel view), in a kernel
 };
 
 // How a work ended, shared with the functions queued on streams. Those run on

@@ -17,7 +17,7 @@ __all__ = ["BACKEND_NAME"]
 # LITERALINCLUDE START: DISTRIBUTED_CREATOR
 def _create_backend(opts: "dist._DistributedBackendOptions", _pg_options) -> "dist.Backend":
     """What init_process_group and new_group call to build the openreg part of a group."""
-    # The transport moves the staged host buffers: torch's Gloo, on its own keys
+    # The transport moves the host tensors orccl hands it: torch's Gloo, on its own keys
     # of the group's store. A vendor creates its own communicator here instead.
     rank, size = opts.group_rank, opts.group_size
     transport = dist.ProcessGroupGloo(dist.PrefixStore("transport/", opts.store), rank, size,
