@@ -20,8 +20,9 @@ with crash isolation.
 
 Markers proven: TESTING_* (the harness, the table, the device test classes),
 COPY_BYTES_MATCH, COPY_MATH_BITS_FALLTHROUGH, RECURRENT_*, RANDOM_INVERSE_CDF,
-RANDOM_SEEDED_*, RANDOM_DISTRIBUTIONS_REGISTER, SPARSE_*, ZERO_TENSOR_*, PYTORCH_TESTS_* (the
-runner of PyTorch's own test files, tools/pytorch_tests.py, on tests/data/device_generic_sample.py).
+RANDOM_SEEDED_*, RANDOM_DISTRIBUTIONS_REGISTER, SPARSE_* and EXAMPLE_SPARSE_COO (TestSparse),
+ZERO_TENSOR_*, PYTORCH_TESTS_* (the runner of PyTorch's own test files, tools/pytorch_tests.py,
+on tests/data/device_generic_sample.py).
 """
 
 import os
@@ -318,17 +319,126 @@ class TestRecurrent:
         assert on_device[-1] < on_device[0]
 
 
-# ---- sparse tensors: one clear error ----
-def test_sparse_error_names_op_and_layout():
-    import pytest
+# ---- sparse tensors: COO on the device, computed on the CPU; compressed layouts refused ----
+def test_sparse_example_output():
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "testing_sparse.py")],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "torch.sparse_coo openreg:0 indices on openreg:0 values on openreg:0",
+        "moving it made no fallback: True",
+        "w.grad = [[1.0, 1.0, 4.0], [5.0, 1.0, 6.0]]",
+        "ran on the CPU: ['aten::add.Tensor', 'aten::mul.Tensor', 'aten::sum']",
+        "CSR: 'aten::_to_sparse_csr' is not supported for layout torch.sparse_csr",
+    ]
 
-    dense = torch.eye(3, device="openreg")
-    with pytest.raises(NotImplementedError, match=r"'aten::_to_sparse.*sparse.*openreg"):
-        dense.to_sparse()
-    i = torch.tensor([[0, 1], [1, 0]])
-    v = torch.tensor([1.0, 2.0])
-    with pytest.raises(NotImplementedError, match=r"sparse_coo.*openreg"):
-        torch.sparse_coo_tensor(i, v, (2, 2)).to("openreg")
+
+class TestSparse:
+    """SPARSE_REGISTER_STRUCTURE, SPARSE_REGISTER_COMPUTE, SPARSE_REGISTER_BY_NAME,
+    SPARSE_FALLBACK_KERNEL, SPARSE_CHECKED_INDICES, SPARSE_REGISTER_COMPRESSED, SPARSE_REFUSAL."""
+
+    def setup_method(self):
+        self.i = torch.tensor([[0, 1, 1, 0], [2, 0, 2, 2]])
+        self.v = torch.tensor([3.0, -4.0, 5.0, 1.0])
+        self.s = torch.sparse_coo_tensor(self.i, self.v, (2, 3))  # uncoalesced: (0, 2) twice
+
+    def test_moves_without_falling_back(self):
+        torch.openreg.reset_fallback_counts()
+        d = self.s.to("openreg")
+        assert (d.layout, d.device.type) == (torch.sparse_coo, "openreg")
+        assert d._indices().device == d._values().device == d.device
+        assert (d._nnz(), d.sparse_dim(), d.dense_dim(), d.is_coalesced()) == (4, 2, 0, False)
+        back = d.cpu()
+        assert torch.equal(back._indices(), self.i) and torch.equal(back._values(), self.v)
+        assert torch.equal(d.clone().cpu().to_dense(), self.s.to_dense())
+        made = torch.sparse_coo_tensor(self.i.to("openreg"), self.v.to("openreg"), (2, 3))
+        assert made.device == d.device
+        assert torch.zeros(2, 3, layout=torch.sparse_coo, device="openreg")._nnz() == 0
+        assert torch.openreg.fallback_counts() == {}
+
+    def test_operators_match_the_cpu_and_are_counted(self):
+        d = self.s.to("openreg")
+        w = torch.arange(6.0).reshape(3, 2)
+        torch.openreg.reset_fallback_counts()
+        cases = [
+            (lambda t: t.coalesce(), True),
+            (lambda t: (t + t).to_dense(), False),
+            (lambda t: t.sum(), False),  # a SparseCPU kernel beside a composite: by name
+            (lambda t: torch.sparse.mm(t, w.to(t.device)), False),
+            (lambda t: t.coalesce().abs_(), True),
+            (lambda t: t.permute(1, 0).to_dense(), False),  # a view: PyTorch's own kernel
+            (lambda t: t.to_dense().to_sparse(), True),
+        ]
+        for f, sparse in cases:
+            on_cpu, on_device = f(self.s), f(d)
+            assert on_device.device.type == "openreg"
+            if sparse:
+                assert on_device.layout == torch.sparse_coo
+                on_cpu, on_device = on_cpu.to_dense(), on_device.to_dense()
+            torch.testing.assert_close(on_device.cpu(), on_cpu)
+        counts = torch.openreg.fallback_counts()
+        for name in ("aten::_coalesce", "aten::add.Tensor", "aten::sum", "aten::_to_dense",
+                     "aten::_to_sparse"):
+            assert counts.get(name, 0) >= 1, (name, counts)
+        assert "aten::permute" not in counts
+
+    def test_sparse_gradients_as_on_the_cpu(self):
+        def run(device, dense_term):
+            emb = torch.nn.Embedding(5, 3, sparse=True).to(device)
+            with torch.no_grad():
+                emb.weight.copy_(torch.arange(15.0).reshape(5, 3))
+            idx = torch.tensor([[0, 2], [2, 4]], device=device)
+            loss = emb(idx).square().sum()
+            if dense_term:  # a dense gradient joins the sparse one: .grad becomes dense
+                loss = loss + emb.weight.sum()
+            loss.backward()
+            return emb.weight.grad
+
+        for dense_term, layout in ((False, torch.sparse_coo), (True, torch.strided)):
+            got, want = run("openreg", dense_term), run("cpu", dense_term)
+            assert got.layout == want.layout == layout
+            assert got.device.type == "openreg"
+            torch.testing.assert_close(got.cpu().to_dense(), want.to_dense())
+
+    def test_gradcheck_through_the_constructor(self):
+        i = self.i.to("openreg")
+        values = torch.randn(4, 2, dtype=torch.float64, device="openreg", requires_grad=True)
+
+        def f(v):
+            return torch.sparse_coo_tensor(i, v, (2, 3, 2)).coalesce().values().tanh()
+
+        assert torch.autograd.gradcheck(f, (values,))
+
+    def test_bad_indices_raise(self):
+        import pytest
+
+        values = torch.tensor([1.0], device="openreg")
+        for index, message in ((5, "size is inconsistent with indices"),
+                               (-1, "found negative index")):
+            indices = torch.tensor([[index]], device="openreg")
+            with pytest.raises(RuntimeError, match=message):
+                torch.sparse_coo_tensor(indices, values, (2,))
+        with pytest.raises(RuntimeError, match="same device"):
+            self.s.to("openreg") + self.s
+        with pytest.raises(RuntimeError, match="only supported by strided"):
+            torch.empty_like(self.s.to("openreg"), memory_format=torch.preserve_format)
+
+    def test_compressed_layouts_refused(self):
+        import pytest
+
+        dense = torch.eye(3, device="openreg")
+        csr = torch.eye(3).to_sparse_csr()
+        for make, op, layout in (
+                (lambda: dense.to_sparse_csr(), "_to_sparse_csr", "csr"),
+                (lambda: dense.to_sparse(layout=torch.sparse_bsc, blocksize=(1, 1)),
+                 "_to_sparse", "bsc"),
+                (lambda: self.s.to("openreg").to_sparse_csc(), "_to_sparse_csc", "csc"),
+                (lambda: csr.to("openreg"), "_sparse_compressed_tensor_unsafe", "csr"),
+                (lambda: torch.empty(2, 2, layout=torch.sparse_csr, device="openreg"),
+                 "empty.memory_format", "csr")):
+            with pytest.raises(NotImplementedError,
+                               match=rf"'aten::{op}' .*torch\.sparse_{layout} on openreg"):
+                make()
 
 
 # ---- tools/pytorch_tests.py: PyTorch's own test files, run on openreg and on the CPU ----

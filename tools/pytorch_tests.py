@@ -78,17 +78,11 @@ SKIPS: dict[str, str] = {
 # Known openreg failures, with their cause: still counted as failures, and --check fails once
 # one of them passes, so a fix cannot leave its entry behind.
 EXPECTED_FAILURES: dict[str, str] = {
-    # By design: openreg implements the strided layout and no quantized backend.
+    # By design: openreg has no quantized backend and no nested tensors.
     "test_shape_ops.py::TestShapeOps.test_flip_float32":
         "flips quantized copies too; openreg has no quantized tensors",
     "test_view_ops.py::TestOldViewOps.test_flatten": "also flattens a quantized tensor",
     "test_view_ops.py::TestOldViewOps.test_ravel": "also ravels a quantized tensor",
-    "test_tensor_creation_ops.py::TestTensorCreation.test_tensor_ctor_device_inference":
-        "also builds a sparse COO tensor on the device; openreg refuses sparse layouts",
-    "test_autograd.py::TestAutogradDeviceType.test_sparse_*":
-        "builds sparse COO tensors on the device; openreg refuses sparse layouts",
-    "test_torch.py::TestTorchDeviceType.test_memory_format_empty_like":
-        "also makes a sparse COO tensor on the device; openreg refuses sparse layouts",
     "test_nn.py::TestNNDeviceType.test_TransformerEncoderLayer_empty":
         "also runs the layer on an empty nested tensor; openreg has no nested tensors",
     # Known backend bugs, each with its cause.

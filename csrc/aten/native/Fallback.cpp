@@ -64,7 +64,7 @@ std::string why_no_fallback(const c10::FunctionSchema& schema) {
 // LITERALINCLUDE END: FALLBACK_DENY_KINDS
 
 // LITERALINCLUDE START: FALLBACK_GLOBAL_KERNEL
-void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::DispatchKey cpu_key) {
   const auto& schema = op.schema();
   std::string name = display_name(schema);
   std::string why = why_no_fallback(schema);
@@ -84,7 +84,11 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                "and from the device (this warning appears once per operator; ",
                "torch.openreg.fallback_report() counts every fallback)");
   }
-  at::native::cpu_fallback(op, stack);
+  at::native::cpu_fallback(op, stack, /*error_on_views=*/false, cpu_key);
+}
+
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  run_on_cpu(op, stack, c10::DispatchKey::CPU);
 }
 // LITERALINCLUDE END: FALLBACK_GLOBAL_KERNEL
 

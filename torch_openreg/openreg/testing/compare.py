@@ -302,7 +302,6 @@ def check_op(op, dtype: torch.dtype, backward: bool = False, device: str = "open
             break
         input_only = op.name in CPU_ARGUMENTS
         cpu_args = move_sample(sample, "cpu")
-        dev_args = move_sample(sample, device, input_only)
         # A sample that names a device (x.to("cpu")) may return a CPU tensor.
         names_device = any(isinstance(a, (torch.device, str)) for a in sample.args)
         try:
@@ -311,7 +310,8 @@ def check_op(op, dtype: torch.dtype, backward: bool = False, device: str = "open
             cpu_error = None
         except Exception as exc:  # the CPU refuses this sample
             expected, cpu_error = None, exc
-        try:
+        try:  # moving the sample is the device's work too: it may refuse a layout
+            dev_args = move_sample(sample, device, input_only)
             actual = _run(op, dev_args, sample, backward, seed=index)
             torch.accelerator.synchronize()  # a kernel's failure surfaces here, for this sample
         except Exception as exc:

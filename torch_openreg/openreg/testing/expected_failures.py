@@ -32,8 +32,9 @@ _ADDBMM_ONE_PRODUCT = (
 _FLOAT16_IN_FLOAT32 = (
     "openreg computes float16 convolutions in float32 and rounds once (see the mixed-precision "
     "chapter, in_compute_type); the CPU's float16 kernel rounds along the way")
-_SPARSE = ("sparse layouts are not implemented on openreg: the operator raises "
-           "NotImplementedError naming itself and the layout")
+_COMPRESSED = ("takes a sparse CSR tensor, and the compressed sparse layouts are not implemented "
+               "on openreg (COO is): moving the CSR operand raises NotImplementedError naming "
+               "the constructor and the layout")
 
 EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
     ("addr", "float16", "forward"): _ADDR_ROUNDING,
@@ -47,12 +48,10 @@ EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
     ("svd_lowrank", "complex64", "forward"): _LOWRANK_COMPLEX,
     ("tril_indices", "*", "forward"): _FACTORY,
     ("triu_indices", "*", "forward"): _FACTORY,
-    ("to_sparse", "*", "forward"): _SPARSE,
-    ("to_sparse", "*", "backward"): _SPARSE,
-    ("sparse.mm.reduce", "*", "forward"): _SPARSE,
-    ("sparse.mm.reduce", "*", "backward"): _SPARSE,
-    ("sparse.sampled_addmm", "*", "forward"): _SPARSE,
-    ("sparse.sampled_addmm", "*", "backward"): _SPARSE,
+    ("sparse.mm.reduce", "*", "forward"): _COMPRESSED,
+    ("sparse.mm.reduce", "*", "backward"): _COMPRESSED,
+    ("sparse.sampled_addmm", "*", "forward"): _COMPRESSED,
+    ("sparse.sampled_addmm", "*", "backward"): _COMPRESSED,
 }
 # LITERALINCLUDE END: TESTING_EXPECTED_FAILURES
 
@@ -68,16 +67,10 @@ def expected_failure(op: str, dtype: str, direction: str) -> str | None:
 
 
 # LITERALINCLUDE START: TESTING_SUITE_FAILURES
-_SPARSE_GRADIENTS = (
-    "SparseAdam takes sparse gradients only, and sparse layouts are not implemented on openreg: "
-    "to_sparse raises NotImplementedError naming itself and the layout")
-
 # (ModuleInfo name, dtype or "*", check of MODULE_CHECKS) -> reason
 MODULE_EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {}
 # (OptimizerInfo name, dtype or "*", implementation of OPTIMIZER_IMPLS) -> reason
-OPTIMIZER_EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
-    ("SparseAdam", "*", "forloop"): _SPARSE_GRADIENTS,
-}
+OPTIMIZER_EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {}
 # LITERALINCLUDE END: TESTING_SUITE_FAILURES
 
 
