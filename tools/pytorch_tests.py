@@ -70,6 +70,9 @@ SKIPS: dict[str, str] = {
     "test_nn.py::TestNNDeviceType.test_upsamplingBiMode2d_nonsupported_dtypes_*uint8_uint8":
         "expects every device but the CPU to refuse uint8 bilinear and bicubic, as CUDA does; "
         "openreg runs the CPU's kernel, which has them",
+    "test_indexing.py::NumpyTests.test_trivial_fancy_out_of_bounds":
+        "skipped by PyTorch on CUDA and XPU, whose kernels find an out-of-bounds index on the "
+        "device; openreg's do too, and report it at the next synchronization",
     "test_nn.py::TestNNDeviceType.test_transformerencoderlayer_float32":
         "expects the encoder layer's inference fast path (NaN for a fully masked row) on CPU and "
         "CUDA alone; PyTorch's module takes it on PrivateUse1 devices too",
@@ -86,9 +89,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_nn.py::TestNNDeviceType.test_TransformerEncoderLayer_empty":
         "also runs the layer on an empty nested tensor; openreg has no nested tensors",
     # Known backend bugs, each with its cause.
-    "test_indexing.py::NumpyTests.test_trivial_fancy_out_of_bounds":
-        "an out-of-bounds index is found by the asynchronous kernel and reported at the next "
-        "synchronization, as a RuntimeError, not as an IndexError from the indexing call",
     "test_reductions.py::TestReductions.test_ref_extremal_values_*sum_complex64":
         "the device's sum adds five complex numbers in another order than the CPU's cascade "
         "sum; with an infinite real part the imaginary parts' last-bit difference cannot be "
