@@ -21,6 +21,7 @@ with crash isolation.
 Markers proven: TESTING_* (the harness, the table, the device test classes),
 COPY_BYTES_MATCH, COPY_MATH_BITS_FALLTHROUGH, RECURRENT_*, RANDOM_INVERSE_CDF,
 RANDOM_SEEDED_*, RANDOM_DISTRIBUTIONS_REGISTER, SPARSE_* and EXAMPLE_SPARSE_COO (TestSparse),
+QUANTIZED_* (TestQuantized),
 ZERO_TENSOR_*, PYTORCH_TESTS_* (the runner of PyTorch's own test files, tools/pytorch_tests.py,
 on tests/data/device_generic_sample.py).
 """
@@ -439,6 +440,71 @@ class TestSparse:
             with pytest.raises(NotImplementedError,
                                match=rf"'aten::{op}' .*torch\.sparse_{layout} on openreg"):
                 make()
+
+
+class TestQuantized:
+    """QUANTIZED_CHECKS, QUANTIZED_EMPTY, QUANTIZED_COPY, QUANTIZED_FALLBACK_KERNEL,
+    QUANTIZED_REGISTER_STRUCTURE, QUANTIZED_REGISTER_COMPUTE, QUANTIZED_REGISTER_PER_CHANNEL,
+    QUANTIZED_REGISTER_BY_NAME."""
+
+    def setup_method(self):
+        self.x = torch.tensor([[-1.0, 0.0, 0.25], [0.5, 2.0, 30.0]])
+
+    def test_moves_and_views_without_falling_back(self):
+        for dtype in (torch.quint8, torch.qint8, torch.qint32):
+            q = torch.quantize_per_tensor(self.x, 0.1, 5, dtype)
+            torch.openreg.reset_fallback_counts()
+            d = q.to("openreg")
+            assert (d.device.type, d.dtype, d.qscheme()) == ("openreg", dtype,
+                                                             torch.per_tensor_affine)
+            assert (d.q_scale(), d.q_zero_point()) == (0.1, 5)
+            assert torch.equal(d.cpu().int_repr(), q.int_repr())
+            views = (d.t(), d.flatten(), d.view(3, 2), d.unsqueeze(0).squeeze(0), d[1:, ::2])
+            for view in views:
+                assert view.is_quantized and view.untyped_storage().data_ptr() == \
+                    d.untyped_storage().data_ptr()
+            assert torch.equal(d.t().contiguous().cpu().int_repr(), q.t().contiguous().int_repr())
+            assert torch.openreg.fallback_counts() == {}
+
+    def test_operators_match_the_cpu_and_are_counted(self):
+        d = self.x.to("openreg")
+        torch.openreg.reset_fallback_counts()
+        for dtype in (torch.quint8, torch.qint8, torch.qint32):
+            q, qd = (torch.quantize_per_tensor(t, 0.1, 5, dtype) for t in (self.x, d))
+            assert qd.device.type == "openreg" and qd.is_quantized
+            for f in (lambda t: t.flip(0, 1), lambda t: t.int_repr(), lambda t: t.dequantize(),
+                      lambda t: torch.quantize_per_tensor(t.dequantize() * 2, 0.2, 3, dtype)):
+                on_cpu, on_device = f(q), f(qd)
+                assert on_device.device.type == "openreg"
+                assert on_device.dtype == on_cpu.dtype
+                if on_cpu.is_quantized:
+                    assert on_device.q_scale() == on_cpu.q_scale()
+                    on_cpu, on_device = on_cpu.int_repr(), on_device.int_repr()
+                assert torch.equal(on_device.cpu(), on_cpu)
+            assert torch.equal(qd, qd.flip(0).flip(0)) and not torch.equal(qd, qd.flip(1))
+            torch.testing.assert_close(qd.flip(1), q.flip(1).to("openreg"))
+        counts = torch.openreg.fallback_counts()
+        for name in ("aten::quantize_per_tensor", "aten::flip", "aten::int_repr",
+                     "aten::dequantize.self", "aten::equal"):
+            assert counts.get(name, 0) >= 1, (name, counts)
+
+    def test_unsupported_cases_raise(self):
+        import pytest
+
+        per_channel = torch.quantize_per_channel(self.x, torch.tensor([0.1, 0.2]),
+                                                 torch.tensor([0, 1]), 0, torch.quint8)
+        with pytest.raises(NotImplementedError, match="per_channel_affine is not supported on "
+                                                      "openreg"):
+            per_channel.to("openreg")
+        with pytest.raises(NotImplementedError,
+                           match="'aten::quantize_per_channel' is not supported on openreg"):
+            torch.quantize_per_channel(self.x.to("openreg"), torch.tensor([0.1, 0.2]),
+                                       torch.tensor([0, 1]), 0, torch.quint8)
+        with pytest.raises(NotImplementedError, match="QUInt4x2 is not supported on openreg"):
+            torch.quantize_per_tensor(self.x, 0.1, 5, torch.quint4x2).to("openreg")
+        with pytest.raises(RuntimeError, match="use dequantize"):
+            torch.empty(2, 3, device="openreg").copy_(
+                torch.quantize_per_tensor(self.x, 0.1, 5, torch.quint8).to("openreg"))
 
 
 # ---- tools/pytorch_tests.py: PyTorch's own test files, run on openreg and on the CPU ----
