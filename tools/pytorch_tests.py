@@ -81,11 +81,7 @@ SKIPS: dict[str, str] = {
 # Known openreg failures, with their cause: still counted as failures, and --check fails once
 # one of them passes, so a fix cannot leave its entry behind.
 EXPECTED_FAILURES: dict[str, str] = {
-    # By design: openreg has no quantized backend and no nested tensors.
-    "test_shape_ops.py::TestShapeOps.test_flip_float32":
-        "flips quantized copies too; openreg has no quantized tensors",
-    "test_view_ops.py::TestOldViewOps.test_flatten": "also flattens a quantized tensor",
-    "test_view_ops.py::TestOldViewOps.test_ravel": "also ravels a quantized tensor",
+    # By design: openreg has no nested tensors.
     "test_nn.py::TestNNDeviceType.test_TransformerEncoderLayer_empty":
         "also runs the layer on an empty nested tensor; openreg has no nested tensors",
     # Known backend bugs, each with its cause.
