@@ -28,18 +28,19 @@ std::string display_name(const c10::FunctionSchema& schema) {
 // whole tensor, and one whole byte or more per element (the sub-byte types
 // pack elements, which the byte copies below do not).
 void check_dtype(c10::ScalarType type) {
-  TORCH_CHECK_NOT_IMPLEMENTED(
-      type == c10::kQUInt8 || type == c10::kQInt8 || type == c10::kQInt32,
-      "quantized dtype ", type, " is not supported on openreg: openreg holds torch.quint8, ",
-      "torch.qint8 and torch.qint32 tensors only");
+  TORCH_CHECK_NOT_IMPLEMENTED(type == c10::kQUInt8 || type == c10::kQInt8 || type == c10::kQInt32,
+                              "quantized dtype ", type,
+                              " is not supported on openreg: openreg holds torch.quint8, ",
+                              "torch.qint8 and torch.qint32 tensors only");
 }
 
 void check_per_tensor_affine(const at::Tensor& q, const char* what) {
-  TORCH_CHECK_NOT_IMPLEMENTED(q.qscheme() == c10::kPerTensorAffine, what, ": quantization scheme ",
-                              "torch.", c10::toString(q.qscheme()),
-                              " is not supported on openreg: openreg implements per-tensor affine "
-                              "quantization (torch.per_tensor_affine) only. Keep this tensor on the "
-                              "CPU, or quantize it per tensor.");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      q.qscheme() == c10::kPerTensorAffine, what, ": quantization scheme ", "torch.",
+      c10::toString(q.qscheme()),
+      " is not supported on openreg: openreg implements per-tensor affine "
+      "quantization (torch.per_tensor_affine) only. Keep this tensor on the "
+      "CPU, or quantize it per tensor.");
 }
 // LITERALINCLUDE END: QUANTIZED_CHECKS
 
@@ -82,8 +83,7 @@ at::Tensor empty_affine_quantized(at::IntArrayRef size, std::optional<c10::Scala
                                                        allocator->allocate(nbytes), allocator,
                                                        /*resizable=*/true);
   at::Tensor made = at::detail::make_tensor<at::QTensorImpl>(
-      c10::Storage(std::move(storage)),
-      c10::DispatchKeySet(c10::DispatchKey::QuantizedPrivateUse1),
+      c10::Storage(std::move(storage)), c10::DispatchKeySet(c10::DispatchKey::QuantizedPrivateUse1),
       c10::scalarTypeToTypeMeta(*dtype),
       at::make_per_tensor_affine_quantizer(scale, zero_point, *dtype));
   at::get_qtensorimpl(made)->set_sizes_contiguous(size);
@@ -114,7 +114,8 @@ at::Tensor quantized_copy_from(const at::Tensor& self, const at::Tensor& dst, bo
     check_per_tensor_affine(src, "copy_");
     TORCH_CHECK(src.scalar_type() == dst.scalar_type(), "copy_ between quantized tensors of ",
                 "dtypes ", src.scalar_type(), " and ", dst.scalar_type(), " is not supported");
-    at::set_quantizer_(dst, src.quantizer());  // as on the CPU: dst takes src's scale and zero point
+    at::set_quantizer_(dst,
+                       src.quantizer());  // as on the CPU: dst takes src's scale and zero point
   } else {
     // A float source is quantized with dst's parameters, where it lives.
     src = at::quantize_per_tensor(self, dst.q_scale(), dst.q_zero_point(), dst.scalar_type());
