@@ -19,5 +19,6 @@ print("allocated on device 1:", torch.accelerator.memory_allocated(1))
 free, total = torch.accelerator.get_memory_info(1)
 print(f"device 1: {free >> 20} MiB free of {total >> 20} MiB")
 dtypes = torch.accelerator.get_device_capability(1)["supported_dtypes"]
-print("supports bfloat16:", torch.bfloat16 in dtypes, "| quantized qint8:", torch.qint8 in dtypes)
+print("supports bfloat16:", torch.bfloat16 in dtypes, "| quantized qint8:", torch.qint8 in dtypes,
+      "| quint4x2:", torch.quint4x2 in dtypes)
 # LITERALINCLUDE END: EXAMPLE_ACCELERATOR

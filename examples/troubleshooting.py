@@ -27,7 +27,7 @@ show("more memory than the device has", lambda: torch.empty(1 << 42, device="ope
 show("an operator that cannot fall back",
      lambda: torch.from_file(__file__, size=4, device="openreg"))
 show("a dispatch key with no kernel and no fallback",
-     lambda: torch.quantize_per_tensor(a, 0.1, 0, torch.qint8))
+     lambda: torch.nested.nested_tensor([a, a[:1]]).sin())
 # LITERALINCLUDE END: EXAMPLE_TROUBLESHOOTING_ERRORS
 
 # LITERALINCLUDE START: EXAMPLE_TROUBLESHOOTING_ASYNC

@@ -88,7 +88,9 @@ def test_device_capability():
     dtypes = A.get_device_capability(0)["supported_dtypes"]
     for dtype in (torch.float32, torch.bfloat16, torch.int8, torch.complex64, torch.bool):
         assert dtype in dtypes
-    assert torch.qint8 not in dtypes
+    for dtype in (torch.qint8, torch.quint8, torch.qint32):  # per-tensor quantized tensors
+        assert dtype in dtypes
+    assert torch.quint4x2 not in dtypes and torch.quint2x4 not in dtypes
 
 
 def test_graph_captures_and_replays():
@@ -153,7 +155,7 @@ def test_accelerator_example():
     out = run_example("accelerator.py")
     assert "accelerator: openreg devices: 2" in out
     assert "x on openreg:1 | y on openreg:1" in out
-    assert "supports bfloat16: True | quantized qint8: False" in out
+    assert "supports bfloat16: True | quantized qint8: True | quint4x2: False" in out
 
 
 def test_accelerator_graphs_example():

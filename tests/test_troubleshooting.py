@@ -11,7 +11,7 @@ def test_troubleshooting_example():
             and "openreg:0 and openreg:1" in out)
     assert "OutOfMemoryError: OpenReg out of memory. Tried to allocate 16.00 TiB" in out
     assert "'aten::from_file' is not implemented for openreg, and cannot fall back" in out
-    assert "Could not run 'aten::empty_quantized' with arguments from the 'Quantizedopenreg'" in out
+    assert "Could not run 'aten::sin' with arguments from the 'NestedTensoropenreg'" in out
     blocking_off, blocking_on = out.split("OPENREG_LAUNCH_BLOCKING=1")
     assert "raised at synchronize: OpenReg error: kernel failed on the device" in blocking_off
     assert "raised at the launch: OpenReg error: kernel failed on the device" in blocking_on

@@ -77,15 +77,16 @@ def fallback_reason(qualified: str, table: str) -> str:
     meta = _entry(table, "Meta")
     # The same rule borrow_remaining_operators (csrc/aten/OpenRegBorrowed.cpp) skips by.
     if "[kernel]" in meta and "quantize" in qualified:
-        return "returns a quantized tensor, which openreg does not have: not borrowed"
+        return "returns a quantized tensor, which a borrowed kernel cannot make: not borrowed"
     if "[kernel]" in meta:
         return "has a Meta kernel, but the borrowed path does not take it"
-    for word, layout in (("quantiz", "quantized"), ("mkldnn", "MKL-DNN"), ("nested", "nested"),
-                         ("jagged", "nested")):
+    for word, layout in (("mkldnn", "MKL-DNN"), ("nested", "nested"), ("jagged", "nested")):
         if word in qualified:
             return f"no Meta kernel; works on {layout} tensors, which openreg does not have"
-    if "sparse" in qualified or "spdiags" in qualified:
-        return "no Meta kernel; works on sparse tensors, whose operators run on the CPU on openreg"
+    for word, layout in (("sparse", "sparse"), ("spdiags", "sparse"), ("quantiz", "quantized")):
+        if word in qualified:
+            return (f"no Meta kernel; works on {layout} tensors, whose operators run on the CPU "
+                    "on openreg")
     if "_test_" in qualified or "foobar" in qualified:
         return "no Meta kernel; an operator of PyTorch's own tests"
     return "no Meta kernel: the host cannot plan its outputs before a kernel runs"

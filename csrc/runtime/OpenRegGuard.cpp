@@ -35,7 +35,8 @@ DeviceCapability OpenRegGuardImpl::getDeviceCapability(Device device) const {
   check_device_index(device.index());
   DeviceCapability capability;  // every dtype: storage and copies handle any element type
   auto& types = capability.capability_data.supported_scalar_types;
-  types.has_QInt8 = types.has_QUInt8 = types.has_QInt32 = false;  // no quantized tensors
+  // Quantized tensors: per-tensor affine in whole bytes (qint8, quint8, qint32)
+  // only; the sub-byte types pack elements and are refused.
   types.has_QUInt4x2 = types.has_QUInt2x4 = false;
   return capability;
 }
