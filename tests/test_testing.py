@@ -464,7 +464,18 @@ class TestQuantized:
                 assert view.is_quantized and view.untyped_storage().data_ptr() == \
                     d.untyped_storage().data_ptr()
             assert torch.equal(d.t().contiguous().cpu().int_repr(), q.t().contiguous().int_repr())
+            # Not dense: PyTorch's _to_copy alone would leave the copy on the source's device.
+            for moved, device in ((d[:, ::2].cpu(), "cpu"), (q[:, ::2].to("openreg"), "openreg")):
+                assert moved.device.type == device
+                assert torch.equal(moved.cpu().int_repr(), q[:, ::2].int_repr())
             assert torch.openreg.fallback_counts() == {}
+
+    def test_save_and_load(self, tmp_path):
+        d = torch.quantize_per_tensor(self.x, 0.1, 5, torch.qint8).to("openreg")[1:]
+        torch.save(d, tmp_path / "q.pt")
+        loaded = torch.load(tmp_path / "q.pt")
+        assert (loaded.device, loaded.q_scale(), loaded.q_zero_point()) == (d.device, 0.1, 5)
+        assert torch.equal(loaded.cpu().int_repr(), d.cpu().int_repr())
 
     def test_operators_match_the_cpu_and_are_counted(self):
         d = self.x.to("openreg")

@@ -6,6 +6,7 @@
 #include <ATen/ops/q_scale_native.h>
 #include <ATen/ops/q_zero_point_native.h>
 #include <ATen/ops/qscheme_native.h>
+#include <ATen/ops/set_native.h>
 #include <ATen/ops/squeeze_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/unsqueeze_native.h>
@@ -34,6 +35,8 @@ TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
   m.impl("qscheme", TORCH_FN(at::native::qscheme_quant));
   m.impl("_copy_from", TORCH_FN(quantized_copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(quantized_copy_from_and_resize));
+  m.impl("_to_copy", TORCH_FN(quantized_to_copy));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(at::native::set_storage_quantized_));
   // Views alias the device memory and keep the quantizer.
   m.impl("as_strided", TORCH_FN(at::native::as_strided_qtensorimpl));
   m.impl("view", TORCH_FN(at::native::view));
@@ -48,6 +51,10 @@ TORCH_LIBRARY_IMPL(aten, QuantizedPrivateUse1, m) {
   m.impl("unsqueeze", TORCH_FN(at::native::unsqueeze_quantized));
 }
 // LITERALINCLUDE END: QUANTIZED_REGISTER_STRUCTURE
+
+// A quantized CPU tensor that is not dense moves to openreg through the same
+// _to_copy (on the CPU, only the moves to another device change).
+TORCH_LIBRARY_IMPL(aten, QuantizedCPU, m) { m.impl("_to_copy", TORCH_FN(quantized_to_copy)); }
 
 // LITERALINCLUDE START: QUANTIZED_REGISTER_COMPUTE
 // Every other operator on a quantized openreg tensor computes (flip,

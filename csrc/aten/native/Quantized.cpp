@@ -2,6 +2,7 @@
 #include "Quantized.h"
 
 #include <ATen/ops/_empty_affine_quantized.h>
+#include <ATen/ops/_to_copy_native.h>
 #include <ATen/ops/quantize_per_tensor.h>
 #include <ATen/quantized/QTensorImpl.h>
 #include <ATen/quantized/Quantizer.h>
@@ -129,6 +130,19 @@ at::Tensor quantized_copy_from_and_resize(const at::Tensor& self, const at::Tens
   TORCH_CHECK(self.sizes() == dst.sizes(), "resizing quantized tensors on openreg is not ",
               "supported (from ", dst.sizes(), " to ", self.sizes(), ")");
   return quantized_copy_from(self, dst, false);
+}
+
+// PyTorch's _to_copy makes the copy of a quantized tensor that is not dense
+// (a slice with a step) with empty_like, which keeps the source's device:
+// `.cpu()` would return an openreg tensor. Such a tensor is made contiguous on
+// its own device first, where PyTorch's path for dense tensors takes over.
+at::Tensor quantized_to_copy(const at::Tensor& self, std::optional<c10::ScalarType> dtype,
+                             std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                             std::optional<bool> pin_memory, bool non_blocking,
+                             std::optional<c10::MemoryFormat> memory_format) {
+  bool moves = device.has_value() && device->type() != self.device().type();
+  const at::Tensor& src = moves && !self.is_non_overlapping_and_dense() ? self.contiguous() : self;
+  return at::native::_to_copy(src, dtype, layout, device, pin_memory, non_blocking, memory_format);
 }
 // LITERALINCLUDE END: QUANTIZED_COPY
 

@@ -27,6 +27,14 @@ at::Tensor empty_quantized(at::IntArrayRef size, const at::Tensor& qtensor,
 at::Tensor quantized_copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);
 at::Tensor quantized_copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst);
 
+// _to_copy of a quantized tensor between the CPU and openreg: PyTorch's, on a
+// contiguous copy when the tensor is not dense (PyTorch's own path would make
+// the result on the source's device).
+at::Tensor quantized_to_copy(const at::Tensor& self, std::optional<c10::ScalarType> dtype,
+                             std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                             std::optional<bool> pin_memory, bool non_blocking,
+                             std::optional<c10::MemoryFormat> memory_format);
+
 // The fallback of the QuantizedPrivateUse1 key: the CPU's quantized kernel on copies.
 void quantized_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
