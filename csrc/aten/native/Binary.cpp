@@ -165,9 +165,8 @@ template <class Kernel>
 at::Tensor binary(BinaryOp kind, const char* op, const at::Tensor& self, const at::Tensor& other,
                   Kernel kernel, const c10::Scalar& alpha = 1) {
   Result r = plan(op, self, other, kind == BinaryOp::Div, kind <= BinaryOp::Sub ? &alpha : nullptr);
-  // The first operand of the result's shape decides its layout, as in PyTorch.
-  const at::Tensor& like = self.sizes() == at::IntArrayRef(r.shape) ? self : other;
-  at::Tensor out = empty_openreg_like(like, r.shape, r.dtype, r.device);
+  // Both operands decide the result's layout, as in PyTorch.
+  at::Tensor out = empty_openreg_like(self, r.shape, r.dtype, r.device, other);
   return launch_binary(kind, alpha, out, self, other, kernel);
 }
 // LITERALINCLUDE END: NATIVE_BINARY_LAUNCH
@@ -193,8 +192,7 @@ at::Tensor& binary_out(BinaryOp kind, const char* op, const at::Tensor& self,
               out.device());
   if (at::native::resize_output(out, r.shape)) {
     // A resized out= takes the layout a new result would have, as on the CPU.
-    const at::Tensor& like = self.sizes() == at::IntArrayRef(r.shape) ? self : other;
-    if (auto strides = result_strides(like, r.shape)) out.as_strided_(r.shape, *strides);
+    if (auto strides = result_strides(self, r.shape, other)) out.as_strided_(r.shape, *strides);
   }
   check_result(op, out, r.dtype, r.shape);
   return launch_binary(kind, alpha, out, self, other, kernel);

@@ -9,6 +9,8 @@
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
+#include <ATen/TensorIterator.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/DeviceGuard.h>
 
@@ -83,24 +85,35 @@ at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Devi
 }
 
 // LITERALINCLUDE START: MINIMAL_RESULT_LAYOUT
-// The layout PyTorch's CPU kernels (TensorIterator) give the result of an
-// elementwise operator whose input `like` has the result's shape: `like`'s own
-// strides when it is dense (channels_last, a transpose, and the strides of its
-// size-1 dimensions too), the same order of dimensions made dense when it is a
-// slice (a chunk of a channels_last tensor gives a channels_last result), and
-// none (contiguous) when `like` is broadcast along a dimension.
-std::optional<std::vector<int64_t>> result_strides(const at::Tensor& like, c10::IntArrayRef size) {
-  if (like.sizes() != size) return std::nullopt;
-  if (like.is_non_overlapping_and_dense()) return like.strides().vec();
-  for (int64_t d = 0; d < like.dim(); ++d) {
-    if (like.stride(d) == 0 && like.size(d) > 1) return std::nullopt;
-  }
-  return at::infer_dense_strides(like.sizes(), like.strides());
+// The layout PyTorch's CPU kernels (TensorIterator) give the elementwise
+// result of shape `size` of the operands `like` and `other` (optional):
+// contiguous when they are contiguous and of that shape, else what
+// TensorIterator computes from all their strides (a channels_last input gives
+// a channels_last result, a slice the same order of dimensions made dense),
+// ties between dimensions and the strides of size-1 dimensions broken its
+// way. Rather than restate that rule, ask it: a TensorIterator built over
+// Meta tensors of the same layout allocates the result as the CPU kernel
+// would, and holds no memory and computes nothing.
+std::optional<std::vector<int64_t>> result_strides(const at::Tensor& like, c10::IntArrayRef size,
+                                                   const at::Tensor& other) {
+  // TensorIterator's shortcut: operands all contiguous and of the result's shape.
+  auto plain = [&](const at::Tensor& t) { return t.is_contiguous() && t.sizes() == size; };
+  if (plain(like) && (!other.defined() || plain(other))) return std::nullopt;
+  auto meta = [](const at::Tensor& t) {  // one dtype for both: only the strides matter
+    return at::empty_strided(t.sizes(), t.strides(),
+                             at::TensorOptions().dtype(at::kByte).device(c10::kMeta));
+  };
+  at::TensorIteratorConfig config;
+  config.add_owned_output(at::Tensor()).add_owned_const_input(meta(like));
+  if (other.defined()) config.add_owned_const_input(meta(other));
+  at::TensorIterator iter = config.check_all_same_dtype(false).build();
+  if (iter.output().sizes() != size) return std::nullopt;
+  return iter.output().strides().vec();
 }
 
 at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size, c10::ScalarType dtype,
-                              c10::Device device) {
-  auto strides = result_strides(like, size);
+                              c10::Device device, const at::Tensor& other) {
+  auto strides = result_strides(like, size, other);
   if (!strides) return empty_openreg(size, dtype, device);
   c10::DeviceGuard guard(device);
   return at::detail::empty_strided_generic(size, *strides, c10::openreg::device_allocator(),

@@ -14,11 +14,12 @@ namespace at::native::openreg {
 // (CUDA's kernels call at::detail::empty_cuda the same way).
 at::Tensor empty_openreg(c10::IntArrayRef size, c10::ScalarType dtype, c10::Device device);
 // The strides PyTorch's CPU kernels give an elementwise result of shape
-// `size` laid out after its input `like`; none for contiguous.
-std::optional<std::vector<int64_t>> result_strides(const at::Tensor& like, c10::IntArrayRef size);
+// `size` of the operands `like` and `other` (if given); none for contiguous.
+std::optional<std::vector<int64_t>> result_strides(const at::Tensor& like, c10::IntArrayRef size,
+                                                   const at::Tensor& other = at::Tensor());
 // A result laid out so (result_strides).
 at::Tensor empty_openreg_like(const at::Tensor& like, c10::IntArrayRef size, c10::ScalarType dtype,
-                              c10::Device device);
+                              c10::Device device, const at::Tensor& other = at::Tensor());
 
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                                std::optional<c10::Layout> layout, std::optional<c10::Device> device,

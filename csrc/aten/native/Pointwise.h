@@ -288,8 +288,9 @@ struct Functional<Op, OpOut, to_bool, at::Tensor(const at::Tensor&, Rest...)> {
       return call_borrowed<Op>({self, rest...}).back().toTensor();
     }
     c10::DeviceGuard guard(self.device());
-    at::Tensor out =
-        empty_openreg(self.sizes(), to_bool ? at::kBool : self.scalar_type(), self.device());
+    // A slice's result is laid out as PyTorch lays it out (result_strides).
+    at::Tensor out = empty_openreg_like(self, self.sizes(),
+                                        to_bool ? at::kBool : self.scalar_type(), self.device());
     if (out.numel() == 0) return out;
     if constexpr (Exact<Op>::kHas) {  // small float operands: a loop of our own
       using FloatResult = std::conditional_t<to_bool, bool, float>;
