@@ -16,6 +16,7 @@
 
 namespace c10::openreg {
 
+// LITERALINCLUDE START: DISTRIBUTED_SLOT
 namespace {
 void check_contiguous(const at::Tensor& device) {
   TORCH_CHECK(device.is_contiguous(),
@@ -28,7 +29,6 @@ bool same(const at::Tensor& a, const at::Tensor& b) {
 }
 }  // namespace
 
-// LITERALINCLUDE START: DISTRIBUTED_SLOT
 // The pinned host buffer of a device tensor, made when the collective first
 // names the tensor: a tensor that is input and output (all_reduce) has one.
 at::Tensor& StagedTensors::slot(const at::Tensor& device) {

@@ -50,7 +50,6 @@ class KernelTensor {
   bool conj_;  // a conjugate or negative view: the CPU tensor carries the same
   bool neg_;   // bits, so PyTorch's CPU kernels read the values the user sees
 };
-// LITERALINCLUDE END: LAUNCH_KERNEL_TENSOR
 
 // Inside a kernel: the kernel-view address of a device pointer, the same
 // memory mapped read-write for the device's workers (the host's view of it
@@ -61,6 +60,7 @@ T* kernel_pointer(T* device_ptr) {
   OPENREG_CHECK(orGetKernelPointer(&k, device_ptr));
   return static_cast<T*>(k);
 }
+// LITERALINCLUDE END: LAUNCH_KERNEL_TENSOR
 
 // LITERALINCLUDE START: LAUNCH_KERNEL_THREADS
 // How many threads a large kernel's parallel loops use: 1 to the machine's
