@@ -82,37 +82,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 // LITERALINCLUDE END: QUANTIZED_REGISTER_PER_CHANNEL
 
 // LITERALINCLUDE START: QUANTIZED_REGISTER_BY_NAME
-// As for sparse tensors: an operator with a QuantizedCPU kernel and a
-// composite for every other key (eq, sort, clamp, cat) would take the
-// composite on QuantizedPrivateUse1, which treats the tensor as a float one.
-// Each of those gets the quantized fallback by name.
+// As for sparse tensors: operators with a QuantizedCPU kernel and a
+// composite (eq, sort, clamp, cat) get the quantized fallback by name
+// (fallback_by_name, Fallback.h).
 namespace {
-const int kQuantizedByName = [] {
-  auto* lib = new torch::Library(torch::Library::IMPL, "aten",
-                                 c10::DispatchKey::QuantizedPrivateUse1, __FILE__,
-                                 __LINE__);  // kept for the process's life
-  using c10::DispatchKey;
-  int count = 0;
-  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
-    auto op = c10::Dispatcher::singleton().findOp(name);
-    if (name.name.rfind("aten::", 0) != 0 || !op.has_value() || !op->hasSchema()) continue;
-    bool composite =
-        op->hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd) ||
-        op->hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutograd) ||
-        op->hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutogradNonFunctional);
-    if (!composite || !op->hasKernelForDispatchKey(DispatchKey::QuantizedCPU) ||
-        op->hasKernelForDispatchKey(DispatchKey::QuantizedPrivateUse1) ||
-        !why_no_fallback(op->schema()).empty()) {
-      continue;
-    }
-    std::string qualified = name.name.substr(6);
-    if (!name.overload_name.empty()) qualified += "." + name.overload_name;
-    lib->impl(qualified.c_str(),
-              torch::CppFunction::makeFromBoxedFunction<&quantized_cpu_fallback>());
-    ++count;
-  }
-  return count;
-}();
+const int kQuantizedByName = fallback_by_name<&quantized_cpu_fallback>(
+    c10::DispatchKey::QuantizedPrivateUse1, c10::DispatchKey::QuantizedCPU);
 }  // namespace
 // LITERALINCLUDE END: QUANTIZED_REGISTER_BY_NAME
 

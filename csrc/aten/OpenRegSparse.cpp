@@ -142,38 +142,12 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
 // LITERALINCLUDE END: SPARSE_REGISTER_COMPRESSED
 
 // LITERALINCLUDE START: SPARSE_REGISTER_BY_NAME
-// A fallback serves only the operators no other kernel claims. An operator
-// with a SparseCPU kernel of its own and a composite for every other key
-// would take the composite on SparsePrivateUse1, which treats the tensor as
-// dense (sum would return the tensor unchanged): each of those gets the
-// sparse fallback by name. Run once the blocks above have registered (they
-// come first in this file), over the operators of PyTorch's libraries.
+// Operators with a SparseCPU kernel and a composite (sum, mv, abs, isinf)
+// get the sparse fallback by name (fallback_by_name, Fallback.h). Run once
+// the blocks above have registered (they come first in this file).
 namespace {
-const int kSparseByName = [] {
-  auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::SparsePrivateUse1,
-                                 __FILE__,
-                                 __LINE__);  // kept for the process's life
-  using c10::DispatchKey;
-  int count = 0;
-  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
-    auto op = c10::Dispatcher::singleton().findOp(name);
-    if (name.name.rfind("aten::", 0) != 0 || !op.has_value() || !op->hasSchema()) continue;
-    bool composite =
-        op->hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd) ||
-        op->hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutograd) ||
-        op->hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutogradNonFunctional);
-    if (!composite || !op->hasKernelForDispatchKey(DispatchKey::SparseCPU) ||
-        op->hasKernelForDispatchKey(DispatchKey::SparsePrivateUse1) ||
-        !why_no_fallback(op->schema()).empty()) {
-      continue;
-    }
-    std::string qualified = name.name.substr(6);
-    if (!name.overload_name.empty()) qualified += "." + name.overload_name;
-    lib->impl(qualified.c_str(), torch::CppFunction::makeFromBoxedFunction<&sparse_cpu_fallback>());
-    ++count;
-  }
-  return count;
-}();
+const int kSparseByName = fallback_by_name<&sparse_cpu_fallback>(
+    c10::DispatchKey::SparsePrivateUse1, c10::DispatchKey::SparseCPU);
 }  // namespace
 // LITERALINCLUDE END: SPARSE_REGISTER_BY_NAME
 
