@@ -72,8 +72,7 @@ c10::IValue map_tensors(const c10::IValue& v, F&& f) {
         std::any_of(given.begin(), given.end(), [](const c10::IValue& e) { return e.isTensor(); });
     if (!holds) return v;
     c10::impl::GenericList list(given.elementType());
-    for (c10::IValue e : given)
-      list.push_back(e.isTensor() ? c10::IValue(f(e.toTensor())) : e);
+    for (c10::IValue e : given) list.push_back(e.isTensor() ? c10::IValue(f(e.toTensor())) : e);
     return list;
   }
   return v;
