@@ -31,11 +31,12 @@ std::set<std::string>& warned() {
   return *w;
 }
 
+}  // namespace
+
 std::string display_name(const c10::FunctionSchema& schema) {
   return schema.overload_name().empty() ? schema.name()
                                         : schema.name() + "." + schema.overload_name();
 }
-}  // namespace
 
 // LITERALINCLUDE START: FALLBACK_DENY_KINDS
 std::string why_no_fallback(const c10::FunctionSchema& schema) {

@@ -22,6 +22,9 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 std::map<std::string, int64_t> fallback_counts();
 void reset_fallback_counts();
 
+// An operator's name with its overload ("add.out"), as errors and counts show it.
+std::string display_name(const c10::FunctionSchema& schema);
+
 // Why an operator can never fall back, or "" if it can.
 std::string why_no_fallback(const c10::FunctionSchema& schema);
 

@@ -19,11 +19,6 @@
 namespace at::native::openreg {
 
 namespace {
-std::string display_name(const c10::FunctionSchema& schema) {
-  return schema.overload_name().empty() ? schema.name()
-                                        : schema.name() + "." + schema.overload_name();
-}
-
 // LITERALINCLUDE START: QUANTIZED_CHECKS
 // The quantized tensors openreg holds: one scale and one zero point for the
 // whole tensor, and one whole byte or more per element (the sub-byte types

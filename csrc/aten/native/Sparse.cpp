@@ -13,11 +13,6 @@
 namespace at::native::openreg {
 
 namespace {
-std::string display_name(const c10::FunctionSchema& schema) {
-  return schema.overload_name().empty() ? schema.name()
-                                        : schema.name() + "." + schema.overload_name();
-}
-
 bool is_compressed(c10::Layout layout) {
   return layout == c10::kSparseCsr || layout == c10::kSparseCsc || layout == c10::kSparseBsr ||
          layout == c10::kSparseBsc;
