@@ -203,7 +203,7 @@ at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_bl
 
 at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   dst.resize_(self.sizes());
-  return _copy_from(self, dst, false);
+  return openreg::_copy_from(self, dst, false);  // not ATen's at::_copy_from
 }
 // LITERALINCLUDE END: COPY_FROM
 
