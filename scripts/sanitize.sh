@@ -34,7 +34,7 @@ git -C "$SRC" init -q && git -C "$SRC" add -A
 EXT="_C$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
 (cd "$SRC" && configure ../build "-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g" \
   -DOPENREG_LIB_DIR="$SRC/torch_openreg/lib" -DOPENREG_EXT_PATH="$SRC/torch_openreg/$EXT")
-cmake --build build/asan/build --parallel "$JOBS"
+cmake --build build/asan/build --parallel "$JOBS" --target all openreg_driver_tests
 # (handle_segv=0: tests provoke SIGSEGV on purpose, a host read of device memory.)
 ASAN_OPTIONS="detect_leaks=0:handle_segv=0" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" build/asan/build/bin/openreg_driver_tests
 # Python itself is not instrumented: preload the runtimes; Python's own allocations are not
@@ -44,8 +44,9 @@ export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=lib
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allow_user_segv_handler=1:handle_segv=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
+# The C++ programs the tests build on demand (tests/conftest.py, cpp_program) come from this tree.
+export OPENREG_BUILD_DIR="$PWD/../build"
 "$PYTHON" -c "import torch, torch_openreg; assert torch_openreg.__file__.startswith('$SRC'), torch_openreg.__file__; print('instrumented backend:', torch_openreg.__file__)"
-# Default: every test; the driver's binary already ran above, instrumented, so its wrapper
-# test (which looks for the normal build's binary) is left out.
+# Default: every test but the driver binary's wrapper: that binary already ran above.
 if (($#)); then args=("$@"); else args=(tests --deselect tests/test_driver.py::test_driver_binary_passes); fi
 "$PYTHON" -m pytest -q -p no:cacheprovider "${args[@]}"

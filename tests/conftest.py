@@ -33,6 +33,21 @@ def run_example(name: str, env: dict | None = None, timeout: int = 300) -> str:
     return result.stdout
 
 
+def cpp_program(target: str) -> Path:
+    """Builds `target`, a C++ program that installing the package leaves out (the driver's
+    GoogleTest binary, benchmarks/handoff.cpp), in the project's CMake tree; its path.
+
+    The tree is the one setup.py configures (`build/cmake`), or $OPENREG_BUILD_DIR (the
+    sanitizer builds of scripts/sanitize.sh); only what is out of date is compiled.
+    """
+    build = Path(os.environ.get("OPENREG_BUILD_DIR", ROOT / "build" / "cmake"))
+    assert (build / "build.ninja").exists(), f"build the project first: {build} is not configured"
+    result = subprocess.run(["cmake", "--build", str(build), "--target", target],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, f"building {target} failed:\n{result.stdout[-4000:]}"
+    return build / "bin" / target
+
+
 @pytest.fixture
 def python():
     return run_python

@@ -11,7 +11,7 @@ import time
 
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, cpp_program
 
 sys.path.insert(0, str(ROOT / "tools"))
 import results  # noqa: E402  (tools/results.py)
@@ -214,8 +214,7 @@ def test_phases_splits_windows_by_the_launchs_cost(tmp_path):
 
 
 def test_handoff_reports_four_quarters_by_round_trip():
-    binary = ROOT / "build" / "cmake" / "bin" / "openreg_handoff"
-    assert binary.exists(), f"build the project first: {binary} is missing"
+    binary = cpp_program("openreg_handoff")
     result = subprocess.run([str(binary), "--seconds", "1"], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr

@@ -5,19 +5,16 @@ import json
 import signal
 import subprocess
 
-from conftest import ROOT, run_python
-
-# The CMake tree of `python setup.py build_ext` and of `pip install -e .` alike (setup.py).
-DRIVER_TESTS = ROOT / "build" / "cmake" / "bin" / "openreg_driver_tests"
+from conftest import cpp_program, run_python
 
 
 def test_driver_binary_passes(tmp_path):
     """The driver's GoogleTest binary (third_party/openreg/tests): memory, host faults on device
     pointers, copies, streams and launches, events, graphs, IPC, activity records, errors and
     injected faults, forked children. Every test passes, and every mechanism's tests ran."""
-    assert DRIVER_TESTS.exists(), f"build the project first: {DRIVER_TESTS} is missing"
+    binary = cpp_program("openreg_driver_tests")
     report = tmp_path / "driver_tests.json"
-    result = subprocess.run([str(DRIVER_TESTS), f"--gtest_output=json:{report}"],
+    result = subprocess.run([str(binary), f"--gtest_output=json:{report}"],
                             check=False, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     summary = json.loads(report.read_text())

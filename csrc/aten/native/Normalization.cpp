@@ -1,12 +1,7 @@
 // Normalization.cpp: layer norm's forward and backward written straight into the planned results.
-// Calling a DispatchStub (LayerNormKernel) from outside PyTorch: the stub's
-// call takes one pointer per CPU capability PyTorch was built with, and the
-// x86-64 wheels have AVX2 and AVX-512 kernels. Without these two macros the
-// call names a symbol libtorch_cpu.so does not have (an ImportError).
-#if defined(__x86_64__)
-#define HAVE_AVX2_CPU_DEFINITION
-#define HAVE_AVX512_CPU_DEFINITION
-#endif
+// It calls PyTorch's LayerNormKernel dispatch stubs: csrc/CMakeLists.txt defines the CPU
+// capability macros those calls need.
+
 #include <ATen/core/ivalue.h>
 #include <ATen/native/layer_norm.h>
 #include <ATen/ops/empty.h>
