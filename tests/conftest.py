@@ -44,7 +44,8 @@ def cpp_program(target: str) -> Path:
     assert (build / "build.ninja").exists(), f"build the project first: {build} is not configured"
     result = subprocess.run(["cmake", "--build", str(build), "--target", target],
                             capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, f"building {target} failed:\n{result.stdout[-4000:]}"
+    assert result.returncode == 0, (f"building {target} failed:\n{result.stdout[-4000:]}"
+                                    f"{result.stderr[-2000:]}")
     return build / "bin" / target
 
 
