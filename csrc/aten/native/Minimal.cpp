@@ -4,12 +4,12 @@
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/TensorIterator.h>
 #include <ATen/native/ResizeCommon.h>
 #include <ATen/native/TensorFactories.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
-#include <ATen/TensorIterator.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/DeviceGuard.h>
